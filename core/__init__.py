@@ -1,0 +1,1 @@
+"""Elora's shared brain: configuration, storage, memory, recall, routing and learning."""

@@ -1,0 +1,65 @@
+"""The shape of a capture on its way in, and of the answer to a capture request."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from core.clock import to_utc_naive
+from core.ids import new_id
+
+
+@dataclass
+class CaptureIn:
+    """A message or document as a surface received it; `id` is fixed before any write."""
+
+    surface: str
+    chat_id: str
+    text: str
+    sent_at: datetime
+    user_id: str | None = None
+    message_id: str | None = None
+    sender: str | None = None
+    role: str = "user"
+    kind: str = "message"
+    reply_to: str | None = None
+    media: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=new_id)
+
+    def __post_init__(self) -> None:
+        self.chat_id = str(self.chat_id)
+        self.sent_at = to_utc_naive(self.sent_at)
+        if self.message_id is None:
+            self.message_id = self.id
+        self.message_id = str(self.message_id)
+        if self.user_id is not None:
+            self.user_id = str(self.user_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (dates as ISO strings), as written to the spool."""
+        data = asdict(self)
+        data["sent_at"] = self.sent_at.isoformat()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CaptureIn:
+        """The inverse of to_json."""
+        data = dict(data)
+        data["sent_at"] = datetime.fromisoformat(data["sent_at"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """Where a capture went: stored in the database, already there, or waiting in the spool."""
+
+    id: str
+    status: Literal["stored", "duplicate", "spooled"]
+    indexed: bool = False
+
+    @property
+    def durable(self) -> bool:
+        """A spooled capture is safe on disk but not durable until replayed."""
+        return self.status != "spooled"

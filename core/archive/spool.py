@@ -1,0 +1,129 @@
+"""The append-only JSONL spool: where captures wait, fsync'd, while the database is unwritable."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from core.archive.records import CaptureIn
+
+log = logging.getLogger(__name__)
+
+SPOOL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """What a replay did: lines read, captures newly stored, lines set aside as unreadable."""
+
+    files: int
+    lines: int
+    stored: int
+    unreadable: int
+
+
+class Spool:
+    """A directory of JSONL files; appends and replays are serialised by one lock file."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def files(self) -> list[Path]:
+        """Spool files waiting for replay, oldest first."""
+        if not self.directory.exists():
+            return []
+        return sorted(self.directory.glob("spool-*.jsonl"))
+
+    def append(self, capture: CaptureIn, reason: str) -> Path:
+        """Write one capture as a JSON line and fsync it before returning."""
+        record = {
+            "v": SPOOL_VERSION,
+            "spooled_at": datetime.now(UTC).isoformat(),
+            "reason": reason,
+            "capture": capture.to_json(),
+        }
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._locked():
+            day = datetime.now(UTC).strftime("%Y%m%d")
+            path = self.directory / f"spool-{day}-{os.getpid()}.jsonl"
+            created = not path.exists()
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if created:
+                self._fsync_dir()
+        return path
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def backlog(self) -> int:
+        """How many spooled captures wait for replay."""
+        total = 0
+        for path in self.files():
+            with open(path, "rb") as fh:
+                total += sum(1 for line in fh if line.strip())
+        return total
+
+    def replay(self, store: Callable[[list[CaptureIn]], int], batch_size: int = 500) -> ReplayReport:
+        """Hand every spooled capture to `store` (which must ignore known ids), then drop the file.
+
+        A file is removed only after all of its lines were stored, so a crash mid-replay leaves
+        it in place; the rerun stores nothing twice because capture ids are fixed in the spool.
+        Lines that cannot be parsed are moved to `rejected-*.jsonl`, never dropped.
+        """
+        files = lines = stored = unreadable = 0
+        with self._locked():
+            for path in self.files():
+                files += 1
+                batch: list[CaptureIn] = []
+                bad: list[str] = []
+                with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                    for raw in fh:
+                        if not raw.strip():
+                            continue
+                        lines += 1
+                        try:
+                            batch.append(CaptureIn.from_json(json.loads(raw)["capture"]))
+                        except (ValueError, KeyError, TypeError) as exc:
+                            log.warning("spool %s: unreadable line set aside (%s)", path.name, exc)
+                            bad.append(raw if raw.endswith("\n") else raw + "\n")
+                        if len(batch) >= batch_size:
+                            stored += store(batch)
+                            batch = []
+                if batch:
+                    stored += store(batch)
+                if bad:
+                    unreadable += len(bad)
+                    rejected = self.directory / f"rejected-{path.stem}.jsonl"
+                    with open(rejected, "a", encoding="utf-8", errors="surrogateescape") as out:
+                        out.writelines(bad)
+                        out.flush()
+                        os.fsync(out.fileno())
+                path.unlink()
+                self._fsync_dir()
+        return ReplayReport(files=files, lines=lines, stored=stored, unreadable=unreadable)

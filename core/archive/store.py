@@ -1,0 +1,229 @@
+"""The archive's write path: capture verbatim (or spool), chunk, and index in batches."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection
+
+from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
+from core.archive.records import CaptureIn, CaptureResult
+from core.errors import EloraError, InvalidInput, StorageUnavailable
+from core.storage.db import db_time
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+MAX_CAPTURE_CHARS = 2_000_000
+
+_INSERT_CAPTURE = """
+INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
+    text, sent_at, captured_at, reply_to, media, provenance)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid
+"""
+_INSERT_CHUNK = """
+INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
+    first_at, last_at, part, vector_state)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
+"""
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class Archive:
+    """Captures, chunks and their vectors; the first thing every request touches."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.settings = services.settings
+        self.db = services.db
+        self.spool = services.spool
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def capture(self, item: CaptureIn, index: bool = True) -> CaptureResult:
+        """Archive one message verbatim before anything else; spool it if the DB is unwritable."""
+        if len(item.text) > MAX_CAPTURE_CHARS:
+            raise InvalidInput(
+                f"message of {len(item.text):,} characters is over the {MAX_CAPTURE_CHARS:,} limit"
+            )
+        try:
+            new, chunk_ids = self._write([item], windows=False)
+        except StorageUnavailable as exc:
+            self.spool.append(item, reason=str(exc))
+            log.warning("database unavailable, capture %s spooled", item.id)
+            return CaptureResult(item.id, "spooled")
+        if not new:
+            return CaptureResult(item.id, "duplicate")
+        indexed = self.index_pending(chunk_ids=chunk_ids) > 0 if index and chunk_ids else False
+        return CaptureResult(item.id, "stored", indexed=indexed)
+
+    def store_batch(self, items: list[CaptureIn], windows: bool = True) -> int:
+        """Store captures in one transaction, ignoring known ones; return how many were new."""
+        new, _ = self._write(items, windows=windows)
+        return new
+
+    def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
+        """Insert captures and their chunks atomically; return the new count and chunk ids."""
+        now = db_time(self.services.clock.now())
+        with self.db.session() as session:
+            conn = session.connection()
+            fresh, rowids = self._insert_captures(conn, items, now)
+            chunk_ids = self._insert_chunks(conn, self._plan(fresh, windows), rowids)
+        return len(fresh), chunk_ids
+
+    def _insert_captures(self, conn: Connection, items, now):
+        fresh: list[CaptureIn] = []
+        rowids: dict[str, int] = {}
+        for c in items:
+            row = conn.exec_driver_sql(
+                _INSERT_CAPTURE,
+                (
+                    c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
+                    c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
+                    _dumps(c.media), _dumps(c.provenance),
+                ),
+            ).first()  # fmt: skip
+            if row is not None:
+                fresh.append(c)
+                rowids[c.id] = row[0]
+        return fresh, rowids
+
+    def _plan(self, fresh: list[CaptureIn], windows: bool) -> list[ChunkPlan]:
+        s = self.settings
+        if windows:
+            return plan_chunks(
+                fresh,
+                window_messages=s.window_messages,
+                window_chars=s.window_chars,
+                window_gap=timedelta(minutes=s.window_gap_minutes),
+                chunk_chars=s.chunk_chars,
+                overlap=s.chunk_overlap_chars,
+            )
+        plans: list[ChunkPlan] = []
+        for c in fresh:
+            if c.text.strip():
+                plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
+        return plans
+
+    def _insert_chunks(self, conn: Connection, plans: list[ChunkPlan], rowids) -> list[str]:
+        ids = []
+        for p in plans:
+            row = conn.exec_driver_sql(
+                _INSERT_CHUNK,
+                (
+                    p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
+                    _dumps(p.speakers), db_time(p.first_at), db_time(p.last_at), p.part,
+                ),
+            ).first()  # fmt: skip
+            if row is None:
+                continue
+            ids.append(p.id)
+            conn.exec_driver_sql(
+                "INSERT OR IGNORE INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?)",
+                [(row[0], rowids[cid]) for cid in p.capture_ids],
+            )
+        return ids
+
+    # -- indexing --------------------------------------------------------------------------
+
+    def index_pending(
+        self,
+        chunk_ids: list[str] | None = None,
+        batch_size: int = 64,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Embed chunks still marked pending and store their vectors; return how many were done.
+
+        A failing embedder leaves the chunks pending (they stay searchable lexically) and is
+        logged; the next run, the replay job or `elora reindex` picks them up.
+        """
+        done = 0
+        while True:
+            rows = self._pending(chunk_ids, batch_size)
+            if not rows:
+                return done
+            try:
+                self.services.vectorspace.upsert(
+                    "archive",
+                    [r[0] for r in rows],
+                    [r[1] for r in rows],
+                    [
+                        {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
+                        for r in rows
+                    ],
+                )
+            except EloraError as exc:
+                log.warning("archive indexing deferred for %d chunks: %s", len(rows), exc)
+                return done
+            with self.db.session() as session:
+                session.connection().exec_driver_sql(
+                    "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
+                    [(r[0],) for r in rows],
+                )
+            done += len(rows)
+            if on_progress:
+                on_progress(len(rows))
+            if chunk_ids is not None:
+                chunk_ids = [c for c in chunk_ids if c not in {r[0] for r in rows}]
+                if not chunk_ids:
+                    return done
+
+    def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
+        sql = (
+            "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER) "
+            "FROM chunks WHERE vector_state = 'pending'"
+        )
+        params: tuple = ()
+        if chunk_ids is not None:
+            chunk_ids = chunk_ids[:limit]
+            sql += f" AND id IN ({','.join('?' * len(chunk_ids))})"
+            params = tuple(chunk_ids)
+        sql += f" ORDER BY rowid LIMIT {int(limit)}"
+        with self.db.session() as session:
+            return list(session.connection().exec_driver_sql(sql, params).all())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
+        with self.db.session() as session:
+            conn = session.connection()
+            one = lambda sql: conn.exec_driver_sql(sql).scalar_one()  # noqa: E731
+            return {
+                "captures": one("SELECT count(*) FROM captures"),
+                "chunks": one("SELECT count(*) FROM chunks"),
+                "chunks_pending_vectors": one(
+                    "SELECT count(*) FROM chunks WHERE vector_state = 'pending'"
+                ),
+            }
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def replay_spool(self) -> dict[str, int]:
+        """Store every spooled capture (idempotently), then index what is new."""
+        report = self.spool.replay(lambda batch: self.store_batch(batch, windows=False))
+        indexed = self.index_pending()
+        return {
+            "files": report.files,
+            "lines": report.lines,
+            "stored": report.stored,
+            "unreadable": report.unreadable,
+            "indexed": indexed,
+        }
+
+    def mark_all_pending(self) -> int:
+        """Flag every chunk for re-embedding (after a model change); return how many."""
+        with self.db.session() as session:
+            result = session.connection().exec_driver_sql(
+                "UPDATE chunks SET vector_state = 'pending'"
+            )
+            return result.rowcount

@@ -1,0 +1,1 @@
+"""The `elora` command line: a thin surface over core's public API."""

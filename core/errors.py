@@ -1,0 +1,37 @@
+"""The one small error hierarchy of core; surfaces translate these into user-facing messages."""
+
+
+class EloraError(Exception):
+    """Base class for every error Elora raises on purpose."""
+
+
+class ConfigError(EloraError):
+    """A setting is missing or invalid; the message names the setting."""
+
+
+class StorageError(EloraError):
+    """The database or the vector store refused an operation."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be written right now (locked, read-only, unreachable, full)."""
+
+
+class EmbedderError(EloraError):
+    """The embedding model failed or is not available."""
+
+
+class EmbedderMismatch(EmbedderError):
+    """The stored vectors were made by another embedding model; run `elora reindex`."""
+
+
+class ImportFormatError(EloraError):
+    """An export file is malformed; the message gives the position."""
+
+
+class NotFound(EloraError):
+    """The requested object does not exist."""
+
+
+class InvalidInput(EloraError):
+    """An argument or a record does not satisfy its schema."""

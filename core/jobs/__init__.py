@@ -1,0 +1,1 @@
+"""Scheduled jobs: plain async functions taking the services; the scheduler only registers them."""

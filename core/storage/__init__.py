@@ -1,0 +1,1 @@
+"""Storage: the SQLite database (SQLModel, WAL, FTS5) and the vector index (Chroma)."""

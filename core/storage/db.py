@@ -1,0 +1,115 @@
+"""The SQLite database: one engine per process, WAL and secure_delete on every connection."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
+
+from core.errors import StorageUnavailable
+from core.storage.migrations import migrate
+
+# SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
+UNAVAILABLE_MARKERS = (
+    "database is locked",
+    "database table is locked",
+    "readonly database",
+    "unable to open database",
+    "disk i/o error",
+    "database or disk is full",
+    "disk is full",
+)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """True when a database error means the store cannot be written right now."""
+    message = str(getattr(exc, "orig", exc)).lower()
+    return isinstance(exc, OperationalError | sqlite3.OperationalError) and any(
+        marker in message for marker in UNAVAILABLE_MARKERS
+    )
+
+
+class Database:
+    """Owns the engine; hands out sessions; knows where its file is."""
+
+    def __init__(self, url: str, busy_timeout_ms: int = 5000):
+        self.url = url
+        self.busy_timeout_ms = busy_timeout_ms
+        self._engine: Engine | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The database file, or None for an in-memory database."""
+        database = make_url(self.url).database
+        return Path(database) if database and database != ":memory:" else None
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, created (and the schema migrated) on first use."""
+        if self._engine is None:
+            self._engine = self._create_engine()
+        return self._engine
+
+    def _create_engine(self) -> Engine:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(self.url, connect_args={"timeout": self.busy_timeout_ms / 1000})
+        busy = int(self.busy_timeout_ms)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn, _record):
+            # Let SQLAlchemy own transactions (pysqlite's implicit BEGIN skips DDL).
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute(f"PRAGMA busy_timeout = {busy}")
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
+            cur.execute("PRAGMA foreign_keys = ON")
+            cur.execute("PRAGMA secure_delete = ON")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn):
+            conn.exec_driver_sql("BEGIN")
+
+        try:
+            with engine.connect() as conn:
+                migrate(conn)
+        except OperationalError as exc:
+            engine.dispose()
+            raise StorageUnavailable(f"database {self.url}: {exc.orig}") from exc
+        return engine
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose transaction commits on success and rolls back on error."""
+        try:
+            with Session(self.engine) as session:
+                yield session
+                session.commit()
+        except OperationalError as exc:
+            if is_unavailable(exc):
+                raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
+            raise
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the main file and truncate it (used after forgetting)."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Dispose of every pooled connection."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def db_time(value) -> str | None:
+    """A datetime in the exact text form SQLAlchemy uses for SQLite, so raw and ORM rows agree."""
+    return None if value is None else value.strftime("%Y-%m-%d %H:%M:%S.%f")

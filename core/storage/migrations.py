@@ -1,0 +1,260 @@
+"""Numbered schema migrations, each recorded in `schema_migrations` once applied."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, text
+
+Migration = Callable[[Connection], None]
+MIGRATIONS: list[tuple[int, str, Migration]] = []
+
+
+def migration(version: int, name: str):
+    """Register a migration function under its number."""
+
+    def register(fn: Migration) -> Migration:
+        MIGRATIONS.append((version, name, fn))
+        return fn
+
+    return register
+
+
+def _run(conn: Connection, script: str) -> None:
+    """Execute a script statement by statement (triggers contain semicolons of their own)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            conn.exec_driver_sql(pending.strip().rstrip(";"))
+            pending = ""
+    if pending.strip():
+        conn.exec_driver_sql(pending)
+
+
+@migration(1, "initial schema")
+def m001_initial(conn: Connection) -> None:
+    _run(
+        conn,
+        """
+CREATE TABLE captures (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    surface TEXT NOT NULL,
+    user_id TEXT,
+    chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    sender TEXT,
+    role TEXT NOT NULL DEFAULT 'user',
+    kind TEXT NOT NULL DEFAULT 'message',
+    text TEXT NOT NULL DEFAULT '',
+    sent_at DATETIME NOT NULL,
+    captured_at DATETIME NOT NULL,
+    reply_to TEXT,
+    media JSON NOT NULL DEFAULT '{}',
+    provenance JSON NOT NULL DEFAULT '{}',
+    UNIQUE (surface, chat_id, message_id)
+);
+CREATE INDEX ix_captures_chat_sent ON captures (chat_id, sent_at);
+CREATE INDEX ix_captures_sent ON captures (sent_at);
+CREATE TABLE chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    message_ids JSON NOT NULL DEFAULT '[]',
+    speakers JSON NOT NULL DEFAULT '[]',
+    first_at DATETIME NOT NULL,
+    last_at DATETIME NOT NULL,
+    part INTEGER NOT NULL DEFAULT 0,
+    vector_state TEXT NOT NULL DEFAULT 'pending'
+);
+CREATE INDEX ix_chunks_chat_first ON chunks (chat_id, first_at);
+CREATE INDEX ix_chunks_vector_state ON chunks (vector_state);
+CREATE TABLE chunk_captures (
+    chunk_rowid INTEGER NOT NULL REFERENCES chunks (rowid) ON DELETE CASCADE,
+    capture_rowid INTEGER NOT NULL REFERENCES captures (rowid) ON DELETE CASCADE,
+    PRIMARY KEY (capture_rowid, chunk_rowid)
+);
+CREATE INDEX ix_chunk_captures_chunk ON chunk_captures (chunk_rowid);
+CREATE TABLE memory_entries (
+    rowid INTEGER PRIMARY KEY,
+    uuid TEXT NOT NULL UNIQUE,
+    memory_id TEXT NOT NULL UNIQUE,
+    tier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    canonical_text TEXT NOT NULL,
+    embedding_text TEXT NOT NULL,
+    truth_mode TEXT NOT NULL DEFAULT 'asserted',
+    scope TEXT NOT NULL DEFAULT 'global',
+    importance INTEGER NOT NULL DEFAULT 1,
+    confidence REAL NOT NULL,
+    observations INTEGER NOT NULL,
+    topics JSON NOT NULL DEFAULT '[]',
+    valid_from DATETIME,
+    valid_to DATETIME,
+    status TEXT NOT NULL DEFAULT 'active',
+    created_at DATETIME NOT NULL,
+    last_touched DATETIME NOT NULL,
+    sources JSON NOT NULL DEFAULT '[]',
+    attributes JSON NOT NULL DEFAULT '{}',
+    vector_state TEXT NOT NULL DEFAULT 'pending'
+);
+CREATE INDEX ix_entries_tier_status ON memory_entries (tier, status);
+CREATE INDEX ix_entries_scope ON memory_entries (scope);
+CREATE TABLE entry_links (
+    id INTEGER PRIMARY KEY,
+    from_uuid TEXT NOT NULL,
+    to_uuid TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    note TEXT,
+    created_at DATETIME NOT NULL
+);
+CREATE INDEX ix_links_from ON entry_links (from_uuid);
+CREATE INDEX ix_links_to ON entry_links (to_uuid);
+CREATE TABLE proposals (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL DEFAULT 'pending',
+    authority TEXT NOT NULL DEFAULT 'model',
+    origin TEXT NOT NULL DEFAULT 'extraction',
+    memory_id TEXT,
+    tier TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    candidate JSON NOT NULL DEFAULT '{}',
+    scores JSON NOT NULL DEFAULT '{}',
+    total REAL,
+    reasons JSON NOT NULL DEFAULT '[]',
+    source_capture_ids JSON NOT NULL DEFAULT '[]',
+    conflict_uuid TEXT,
+    conflict_relation TEXT,
+    created_at DATETIME NOT NULL,
+    decided_at DATETIME,
+    decision_note TEXT
+);
+CREATE INDEX ix_proposals_status ON proposals (status, created_at);
+CREATE TABLE traces (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    surface TEXT NOT NULL,
+    chat_id TEXT,
+    capture_id TEXT,
+    classification JSON NOT NULL DEFAULT '{}',
+    pack JSON NOT NULL DEFAULT '{}',
+    models JSON NOT NULL DEFAULT '[]',
+    escalations JSON NOT NULL DEFAULT '[]',
+    tool_calls JSON NOT NULL DEFAULT '[]',
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    cost REAL,
+    latency_ms INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    created_at DATETIME NOT NULL
+);
+CREATE INDEX ix_traces_created ON traces (created_at);
+CREATE TABLE threads (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    role TEXT,
+    messages JSON NOT NULL DEFAULT '[]',
+    summary TEXT,
+    created_at DATETIME NOT NULL,
+    updated_at DATETIME NOT NULL
+);
+CREATE INDEX ix_threads_chat ON threads (chat_id, kind);
+CREATE TABLE capability_profile (
+    dimension TEXT PRIMARY KEY,
+    p REAL NOT NULL DEFAULT 0.5,
+    samples INTEGER NOT NULL DEFAULT 0,
+    last_updated DATETIME NOT NULL
+);
+CREATE TABLE session_chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    position INTEGER NOT NULL DEFAULT 0,
+    text TEXT NOT NULL,
+    created_at DATETIME NOT NULL,
+    expires_at DATETIME NOT NULL
+);
+CREATE INDEX ix_session_partition ON session_chunks (user_id, chat_id, source_id);
+CREATE INDEX ix_session_expires ON session_chunks (expires_at);
+CREATE TABLE forget_log (
+    id INTEGER PRIMARY KEY,
+    memory_id TEXT NOT NULL,
+    with_sources BOOLEAN NOT NULL DEFAULT 0,
+    removed_captures INTEGER NOT NULL DEFAULT 0,
+    forgotten_at DATETIME NOT NULL
+);
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+""",
+    )
+
+
+@migration(2, "FTS5 indexes for captures, chunks and entries")
+def m002_fts(conn: Connection) -> None:
+    # External-content FTS5 tables kept in step by triggers: the text lives once, in the table.
+    for table, fts, columns in (
+        ("captures", "captures_fts", ("text", "sender")),
+        ("chunks", "chunks_fts", ("text",)),
+        ("memory_entries", "entries_fts", ("canonical_text", "memory_id", "topics")),
+    ):
+        cols = ", ".join(columns)
+        new = ", ".join(f"new.{c}" for c in columns)
+        old = ", ".join(f"old.{c}" for c in columns)
+        _run(
+            conn,
+            f"""
+CREATE VIRTUAL TABLE {fts} USING fts5({cols}, content='{table}', content_rowid='rowid',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER {fts}_ai AFTER INSERT ON {table} BEGIN
+    INSERT INTO {fts}(rowid, {cols}) VALUES (new.rowid, {new});
+END;
+CREATE TRIGGER {fts}_ad AFTER DELETE ON {table} BEGIN
+    INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+END;
+CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN
+    INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.rowid, {old});
+    INSERT INTO {fts}(rowid, {cols}) VALUES (new.rowid, {new});
+END;
+""",
+        )
+
+
+def applied_versions(conn: Connection) -> set[int]:
+    """Versions already recorded in the database."""
+    conn.exec_driver_sql(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DATETIME NOT NULL)"
+    )
+    return {row[0] for row in conn.exec_driver_sql("SELECT version FROM schema_migrations")}
+
+
+def migrate(conn: Connection) -> list[int]:
+    """Apply every pending migration in order, each in its own transaction; return them."""
+    done = applied_versions(conn)
+    conn.commit()
+    applied = []
+    for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
+        if version in done:
+            continue
+        with conn.begin():
+            fn(conn)
+            conn.execute(
+                text("INSERT INTO schema_migrations (version, name, applied_at) VALUES (:v, :n, :t)"),
+                {"v": version, "n": name, "t": datetime.now(UTC).replace(tzinfo=None)},
+            )
+        applied.append(version)
+    return applied

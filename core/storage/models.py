@@ -1,0 +1,204 @@
+"""SQLModel tables; the DDL that creates them lives in migrations.py and a test keeps both equal."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, Column
+from sqlmodel import Field, SQLModel
+
+
+def _json(default_factory=list):
+    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
+
+
+class Capture(SQLModel, table=True):
+    """One verbatim message or document, archived before any model sees it."""
+
+    __tablename__ = "captures"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    surface: str
+    user_id: str | None = None
+    chat_id: str
+    message_id: str
+    sender: str | None = None
+    role: str = "user"
+    kind: str = "message"
+    text: str = ""
+    sent_at: datetime
+    captured_at: datetime
+    reply_to: str | None = None
+    media: dict = _json(dict)
+    provenance: dict = _json(dict)
+
+
+class Chunk(SQLModel, table=True):
+    """A searchable piece of the archive: a window of short messages or a part of a long one."""
+
+    __tablename__ = "chunks"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    kind: str  # message | window | part
+    surface: str
+    chat_id: str
+    text: str
+    message_ids: list = _json()
+    speakers: list = _json()
+    first_at: datetime
+    last_at: datetime
+    part: int = 0
+    vector_state: str = "pending"  # pending | indexed | failed
+
+
+class ChunkCapture(SQLModel, table=True):
+    """Which captures a chunk covers (a window covers several, a part covers one)."""
+
+    __tablename__ = "chunk_captures"
+    chunk_rowid: int = Field(primary_key=True, foreign_key="chunks.rowid")
+    capture_rowid: int = Field(primary_key=True, foreign_key="captures.rowid")
+
+
+class MemoryEntry(SQLModel, table=True):
+    """A maintained memory: the canon the operator approved."""
+
+    __tablename__ = "memory_entries"
+    rowid: int | None = Field(default=None, primary_key=True)
+    uuid: str = Field(unique=True)
+    memory_id: str = Field(unique=True)
+    tier: str
+    kind: str
+    canonical_text: str
+    embedding_text: str
+    truth_mode: str = "asserted"
+    scope: str = "global"
+    importance: int = 1
+    confidence: float
+    observations: int
+    topics: list = _json()
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    status: str = "active"
+    created_at: datetime
+    last_touched: datetime
+    sources: list = _json()
+    attributes: dict = _json(dict)
+    vector_state: str = "pending"
+
+
+class EntryLink(SQLModel, table=True):
+    """A typed relation between two entries (confirms, contradicts, supersedes, ...)."""
+
+    __tablename__ = "entry_links"
+    id: int | None = Field(default=None, primary_key=True)
+    from_uuid: str
+    to_uuid: str
+    relation: str
+    note: str | None = None
+    created_at: datetime
+
+
+class Proposal(SQLModel, table=True):
+    """A learning candidate waiting for the operator: approve, edit, reject or restore."""
+
+    __tablename__ = "proposals"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    status: str = "pending"  # pending | recommended | approved | rejected
+    authority: str = "model"  # model | operator | job
+    origin: str = "extraction"
+    memory_id: str | None = None
+    tier: str
+    kind: str
+    text: str
+    candidate: dict = _json(dict)
+    scores: dict = _json(dict)
+    total: float | None = None
+    reasons: list = _json()
+    source_capture_ids: list = _json()
+    conflict_uuid: str | None = None
+    conflict_relation: str | None = None
+    created_at: datetime
+    decided_at: datetime | None = None
+    decision_note: str | None = None
+
+
+class Trace(SQLModel, table=True):
+    """What happened for one request: classification, pack, models, tools, tokens, cost."""
+
+    __tablename__ = "traces"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    surface: str
+    chat_id: str | None = None
+    capture_id: str | None = None
+    classification: dict = _json(dict)
+    pack: dict = _json(dict)
+    models: list = _json()
+    escalations: list = _json()
+    tool_calls: list = _json()
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    latency_ms: int = 0
+    error: str | None = None
+    created_at: datetime
+
+
+class Thread(SQLModel, table=True):
+    """A persistent conversation: a chat window, an expert thread or a delegation."""
+
+    __tablename__ = "threads"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    kind: str  # window | expert | subagent
+    chat_id: str
+    role: str | None = None
+    messages: list = _json()
+    summary: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class CapabilityDimension(SQLModel, table=True):
+    """One dimension of the capability profile: p in [0, 1], updated by EMA from feedback."""
+
+    __tablename__ = "capability_profile"
+    dimension: str = Field(primary_key=True)
+    p: float = 0.5
+    samples: int = 0
+    last_updated: datetime
+
+
+class SessionChunk(SQLModel, table=True):
+    """A chunk of ephemeral session memory, partitioned by user, chat and source."""
+
+    __tablename__ = "session_chunks"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    user_id: str
+    chat_id: str
+    source_id: str
+    position: int = 0
+    text: str
+    created_at: datetime
+    expires_at: datetime
+
+
+class ForgetLog(SQLModel, table=True):
+    """A record that something was forgotten: ids and time, never the content."""
+
+    __tablename__ = "forget_log"
+    id: int | None = Field(default=None, primary_key=True)
+    memory_id: str
+    with_sources: bool = False
+    removed_captures: int = 0
+    forgotten_at: datetime
+
+
+class Meta(SQLModel, table=True):
+    """Small key/value facts about the stores, such as which embedder made the vectors."""
+
+    __tablename__ = "meta"
+    key: str = Field(primary_key=True)
+    value: str

@@ -1,0 +1,92 @@
+"""Shared fixtures: no network but loopback, a fresh ELORA_HOME per test, real stores."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import uuid
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+# Settings read from the developer's environment must not leak into tests.
+for _key in list(os.environ):
+    if _key.startswith("ELORA_") and _key != "ELORA_TEST_CHROMA_URL":
+        del os.environ[_key]
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _is_loopback(address) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _guarded_connect(self, address):
+    if not _is_loopback(address):
+        raise ConnectionRefusedError(f"tests may not reach the network ({address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    if not _is_loopback(address):
+        raise ConnectionRefusedError(f"tests may not reach the network ({address!r})")
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    """Every non-loopback connection fails loudly."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real bundled embedder, loaded once for the whole run."""
+    from core.embeddings import LocalE5Embedder
+
+    return LocalE5Embedder()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fresh ELORA_HOME; also the working directory, so no stray .env or elora.toml is read."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("ELORA_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    chroma_url = os.environ.get("ELORA_TEST_CHROMA_URL")
+    if chroma_url:  # CI runs the storage tests once more against a `chroma run` server
+        monkeypatch.setenv("ELORA_CHROMA_URL", chroma_url)
+        monkeypatch.setenv("ELORA_CHROMA_PREFIX", f"t{uuid.uuid4().hex[:10]}-")
+    return home
+
+
+@pytest.fixture
+def settings(home):
+    """Settings for the tmp home."""
+    from core.config import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture
+def services(settings, embedder):
+    """Real services (SQLite + Chroma) on the tmp home, sharing the loaded embedder."""
+    from core.services import Services
+
+    svc = Services(settings, embedder=embedder)
+    yield svc
+    svc.close()
