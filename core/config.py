@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlparse
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -15,6 +16,7 @@ from pydantic_settings import (
 )
 
 from core.errors import ConfigError
+from core.memory.schema import IMPORTANCE_WEIGHT
 
 ENV_PREFIX = "ELORA_"
 
@@ -54,9 +56,59 @@ class Settings(BaseSettings):
     chunk_overlap_chars: int = Field(200, ge=0)
     import_batch_size: int = Field(1000, ge=1)
 
-    telegram_bot_token: str | None = Field(
+    # Memory recall: rerank weight per importance level (1 trivial ... 5 axiom).
+    importance_weights: dict[int, float] = Field(default_factory=lambda: dict(IMPORTANCE_WEIGHT))
+    session_threshold: float = Field(0.45, ge=0.0, le=1.0)
+    session_ttl_hours: int = Field(24, ge=1)
+    pack_budget_tokens: int = Field(2500, ge=200)
+    identity_file: Path | None = None
+    operator_name: str = "the operator"
+
+    # Models: LiteLLM model strings per tier, e.g. "gemini/gemini-2.5-flash-lite",
+    # "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5", "ollama_chat/qwen3".
+    model_lite: str | None = None
+    model_flash: str | None = None
+    model_pro: str | None = None
+    # Comma-separated fallback model strings per tier.
+    model_lite_fallbacks: str = ""
+    model_flash_fallbacks: str = ""
+    model_pro_fallbacks: str = ""
+    llm_api_base: str | None = None
+    model_lite_api_base: str | None = None
+    model_flash_api_base: str | None = None
+    model_pro_api_base: str | None = None
+    llm_api_key: SecretStr | None = None
+    model_distillation: str = "LITE"
+    model_synthesis: str = "FLASH"
+    model_council: str = "FLASH"
+    subagent_call_budget: int = Field(6, ge=0, le=64)
+    llm_timeout_seconds: float = Field(60.0, gt=0)
+    llm_retries: int = Field(1, ge=0, le=5)
+    model_context_tokens: int = Field(8192, ge=1024)
+    window_context_share: float = Field(0.3, gt=0.05, le=0.9)
+    tool_call_budget: int = Field(8, ge=0, le=64)
+    daily_spend_cap: float | None = Field(None, ge=0)
+    pro_spend_share: float = Field(0.8, gt=0, le=1)
+    gate_lambda: float = Field(0.5, ge=0, le=1)
+    gate_theta: float = Field(0.55, ge=0, le=1)
+    profile_alpha: float = Field(0.2, gt=0, le=1)
+
+    max_document_bytes: int = Field(10_000_000, ge=1000)
+    max_document_chars: int = Field(1_000_000, ge=1000)
+
+    learning_policy: Literal["review", "auto"] = "review"
+    learning_extractor: Literal["auto", "model", "heuristic", "off"] = "auto"
+
+    telegram_bot_token: SecretStr | None = Field(
         None, validation_alias=AliasChoices("TELEGRAM_BOT_TOKEN", "ELORA_TELEGRAM_BOT_TOKEN")
     )
+
+    telegram_allowed_users: str = ""
+    telegram_base_url: str | None = None
+    telegram_language: Literal["auto", "fr", "en"] = "auto"
+    telegram_webhook_url: str | None = None
+    telegram_webhook_port: int = Field(8443, ge=1, le=65535)
+    telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
 
     log_level: str = "WARNING"
 
@@ -91,6 +143,14 @@ class Settings(BaseSettings):
             raise ValueError("must be 'embedded' or an http(s)://host:port URL")
         return value
 
+    @field_validator("telegram_allowed_users")
+    @classmethod
+    def _check_allowed_users(cls, value: str) -> str:
+        for part in value.replace(";", ",").split(","):
+            if part.strip() and not part.strip().lstrip("-").isdigit():
+                raise ValueError(f"{part.strip()!r} is not a numeric Telegram user id")
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _check_log_level(cls, value: str) -> str:
@@ -98,6 +158,25 @@ class Settings(BaseSettings):
         if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
             raise ValueError("must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
         return level
+
+    def fallbacks(self, tier: str) -> list[str]:
+        """Fallback model strings configured for a tier (LITE, FLASH or PRO)."""
+        raw = getattr(self, f"model_{tier.lower()}_fallbacks")
+        return [m.strip() for m in raw.split(",") if m.strip()]
+
+    def allowed_user_ids(self) -> set[int]:
+        """Telegram user ids the bot serves (ELORA_TELEGRAM_ALLOWED_USERS, comma-separated)."""
+        ids = set()
+        for part in self.telegram_allowed_users.replace(";", ",").split(","):
+            part = part.strip()
+            if part:
+                ids.add(int(part))
+        return ids
+
+    def secrets(self) -> list[str]:
+        """Secret values that must never reach logs, traces or exports."""
+        values = [self.telegram_bot_token, self.llm_api_key]
+        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
 
     @property
     def resolved_database_url(self) -> str:
@@ -108,6 +187,11 @@ class Settings(BaseSettings):
     def spool_dir(self) -> Path:
         """Where captures wait when the database cannot be written."""
         return self.home / "spool"
+
+    @property
+    def mirror_dir(self) -> Path:
+        """Where the scheduled Markdown export writes."""
+        return self.home / "mirror"
 
     @property
     def chroma_dir(self) -> Path:

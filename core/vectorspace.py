@@ -47,18 +47,22 @@ class VectorSpace:
             )
 
     def ensure_compatible(self) -> None:
-        """Record the embedder on first use; raise EmbedderMismatch if another one made the vectors."""
+        """Raise EmbedderMismatch if another embedder made the stored vectors."""
         if self._checked:
             return
         recorded = self.recorded_signature()
-        if recorded is None:
-            self._record(self.signature)
-        elif recorded != self.signature:
+        if recorded is not None and recorded != self.signature:
             raise EmbedderMismatch(
                 f"stored vectors were made by {recorded}, the configured embedder is "
                 f"{self.signature}: run `elora reindex` to rebuild them"
             )
-        self._checked = True
+        self._checked = recorded is not None
+
+    def _claim(self) -> None:
+        """Record the embedder once the first vectors it made are stored."""
+        if not self._checked:
+            self._record(self.signature)
+            self._checked = True
 
     def upsert(
         self,
@@ -71,6 +75,7 @@ class VectorSpace:
         self.ensure_compatible()
         vectors = self.embedder.embed_passages(list(texts))
         self.index.upsert(collection, ids, vectors.tolist(), metadatas)
+        self._claim()
 
     def query(
         self, collection: str, query: str, limit: int, where: dict | None = None

@@ -89,7 +89,9 @@ class Spool:
                 total += sum(1 for line in fh if line.strip())
         return total
 
-    def replay(self, store: Callable[[list[CaptureIn]], int], batch_size: int = 500) -> ReplayReport:
+    def replay(
+        self, store: Callable[[list[CaptureIn]], int], batch_size: int = 500
+    ) -> ReplayReport:
         """Hand every spooled capture to `store` (which must ignore known ids), then drop the file.
 
         A file is removed only after all of its lines were stored, so a crash mid-replay leaves

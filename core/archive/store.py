@@ -193,6 +193,20 @@ class Archive:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def capture_ids_of(self, chunk_id: str) -> list[str]:
+        """Ids of the captures a chunk covers."""
+        with self.db.session() as session:
+            rows = (
+                session.connection()
+                .exec_driver_sql(
+                    "SELECT c.id FROM captures c JOIN chunk_captures cc ON cc.capture_rowid = c.rowid "
+                    "JOIN chunks k ON k.rowid = cc.chunk_rowid WHERE k.id = ?",
+                    (chunk_id,),
+                )
+                .all()
+            )
+        return [r[0] for r in rows]
+
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
         with self.db.session() as session:

@@ -9,11 +9,11 @@ from typing import Any
 
 def services():
     """Load settings and build the services (ConfigError propagates to main)."""
-    from core.cli.main import setup_logging
+    from core.logs import setup_logging
     from core.services import open_services
 
     svc = open_services()
-    setup_logging(svc.settings.log_level)
+    setup_logging(svc.settings.log_level, svc.settings.secrets())
     return svc
 
 

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 
 # Subcommand modules, in the order `elora --help` lists them.
 COMMAND_MODULES = (
+    "bot",
     "doctor",
+    "import_cmd",
+    "remember",
+    "memories",
+    "forget",
+    "context",
+    "ask",
+    "chat",
+    "proposals",
+    "learn",
+    "mirror",
+    "mirror_import",
+    "audit",
+    "council",
+    "skills",
     "jobs",
     "reindex",
 )
@@ -62,15 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("elora: interrupted", file=sys.stderr)
         return 130
-
-
-def setup_logging(level: str) -> None:
-    """Log to stderr at the configured level."""
-    logging.basicConfig(
-        level=getattr(logging, level, logging.WARNING),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def progress_bar(label: str, total: int | None, unit: str = "items") -> Iterator[Callable[[int], None]]:
+def progress_bar(
+    label: str, total: int | None, unit: str = "items"
+) -> Iterator[Callable[[int], None]]:
     """Yield `advance(n)`; renders only when stderr is a terminal, so scripts stay clean."""
     from rich.console import Console
     from rich.progress import (

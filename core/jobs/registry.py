@@ -1,13 +1,20 @@
-"""Every job Elora knows, by name, with a one-line description."""
+"""Every job Elora knows, by name: plain async functions taking the services.
+
+The scheduler only registers them (core.jobs.scheduler); `elora jobs run NAME` calls them
+directly; each run's outcome and duration are logged and kept in the `meta` table.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from sqlalchemy import text
 
 from core.errors import NotFound
 
@@ -32,15 +39,81 @@ async def replay_spool(services) -> dict:
 
 
 async def index_pending(services) -> dict:
-    """Embed archive chunks whose vectors are still missing (embedder was down)."""
-    return {"indexed": await asyncio.to_thread(services.archive.index_pending)}
+    """Embed archive chunks and entries whose vectors are still missing (embedder was down)."""
+    chunks = await asyncio.to_thread(services.archive.index_pending)
+    entries = await asyncio.to_thread(services.memory.index)
+    return {"chunks": chunks, "entries": entries}
+
+
+async def purge_ephemeral(services) -> dict:
+    """Drop session memory past its TTL."""
+    return {"purged": await asyncio.to_thread(services.session_memory.purge_expired)}
+
+
+async def promotion(services) -> dict:
+    """Propose promotions: episodic → semantic, semantic → procedural."""
+    from core.learning.promotion import promote
+
+    return await promote(services)
+
+
+async def reflexion(services) -> dict:
+    """Read today's turns, detect corrections, count rule violations, propose lessons."""
+    from core.learning.reflexion import reflect
+
+    return await reflect(services)
+
+
+async def profile_staleness(services) -> dict:
+    """Report capability-profile dimensions not updated for 48 h (they read as dampened)."""
+    stale = [p["dimension"] for p in services.profile.all() if p["stale"]]
+    if stale:
+        log.warning("capability profile stale for: %s", ", ".join(stale))
+    return {"stale": stale}
+
+
+async def markdown_export(services) -> dict:
+    """Refresh the private Markdown mirror under ELORA_HOME/mirror."""
+    from core.memory.mirror import export_markdown
+
+    return await asyncio.to_thread(export_markdown, services, services.settings.mirror_dir)
 
 
 JOBS: dict[str, Job] = {
     job.name: job
     for job in (
         Job("replay-spool", "store spooled captures in the database", replay_spool, 5),
-        Job("index-pending", "embed archive chunks still waiting for a vector", index_pending, 15),
+        Job(
+            "index-pending",
+            "embed chunks and entries still waiting for a vector",
+            index_pending,
+            15,
+        ),
+        Job("purge-ephemeral", "drop session memory past its TTL", purge_ephemeral, 30),
+        Job(
+            "promotion",
+            "propose episodic→semantic and semantic→procedural promotions",
+            promotion,
+            24 * 60,
+        ),
+        Job(
+            "reflexion",
+            "detect corrections in today's turns and propose lessons",
+            reflexion,
+            24 * 60,
+        ),
+        Job(
+            "profile-staleness",
+            "report stale capability-profile dimensions",
+            profile_staleness,
+            6 * 60,
+        ),
+        Job(
+            "markdown-export",
+            "refresh the Markdown mirror under ELORA_HOME/mirror",
+            markdown_export,
+            24 * 60,
+        ),
     )
 }
 
@@ -53,14 +126,36 @@ def get_job(name: str) -> Job:
         raise NotFound(f"unknown job {name!r}; known jobs: {', '.join(JOBS)}") from None
 
 
+def _remember_run(services, name: str, outcome: dict) -> None:
+    with services.db.session() as session:
+        session.exec(
+            text("INSERT OR REPLACE INTO meta (key, value) VALUES (:k, :v)"),
+            params={"k": f"job:{name}", "v": json.dumps(outcome, default=str)},
+        )
+
+
+def last_runs(services) -> dict[str, dict]:
+    """The last recorded outcome of each job."""
+    with services.db.session() as session:
+        rows = session.exec(text("SELECT key, value FROM meta WHERE key LIKE 'job:%'")).all()
+    return {key[4:]: json.loads(value) for key, value in rows}
+
+
 async def run_job(services, name: str) -> dict:
-    """Run one job, logging its outcome and duration; errors are reported, not hidden."""
+    """Run one job, logging and recording its outcome and duration; errors are re-raised."""
     job = get_job(name)
     started = time.perf_counter()
+    at = services.clock.now().isoformat()
     try:
         result = await job.fn(services)
-    except Exception:
-        log.exception("job %s failed after %.2fs", name, time.perf_counter() - started)
+    except Exception as exc:
+        seconds = round(time.perf_counter() - started, 3)
+        log.exception("job %s failed after %.2fs", name, seconds)
+        _remember_run(
+            services, name, {"at": at, "ok": False, "seconds": seconds, "error": str(exc)[:300]}
+        )
         raise
-    log.info("job %s done in %.2fs: %s", name, time.perf_counter() - started, result)
-    return {"job": name, "seconds": round(time.perf_counter() - started, 3), **result}
+    seconds = round(time.perf_counter() - started, 3)
+    log.info("job %s done in %.2fs: %s", name, seconds, result)
+    _remember_run(services, name, {"at": at, "ok": True, "seconds": seconds, "result": result})
+    return {"job": name, "seconds": seconds, **result}

@@ -58,7 +58,10 @@ class Database:
 
     def _create_engine(self) -> Engine:
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # e.g. a parent is a file or the disk is read-only
+                raise StorageUnavailable(f"database {self.url}: {exc}") from exc
         engine = create_engine(self.url, connect_args={"timeout": self.busy_timeout_ms / 1000})
         busy = int(self.busy_timeout_ms)
 

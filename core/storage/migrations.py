@@ -229,8 +229,69 @@ CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN
     INSERT INTO {fts}({fts}, rowid, {cols}) VALUES ('delete', old.rowid, {old});
     INSERT INTO {fts}(rowid, {cols}) VALUES (new.rowid, {new});
 END;
+-- Rows written before this migration must be searchable too.
+INSERT INTO {fts}({fts}) VALUES ('rebuild');
 """,
         )
+
+
+@migration(3, "learning: trace learning/feedback, learned captures")
+def m003_learning(conn: Connection) -> None:
+    _run(
+        conn,
+        """
+ALTER TABLE traces ADD COLUMN learning JSON NOT NULL DEFAULT '{}';
+ALTER TABLE traces ADD COLUMN feedback JSON NOT NULL DEFAULT '[]';
+CREATE TABLE learned_captures (
+    capture_id TEXT PRIMARY KEY,
+    learned_at DATETIME NOT NULL
+);
+CREATE INDEX ix_proposals_memory_id ON proposals (memory_id);
+""",
+    )
+
+
+@migration(4, "surfaces: handled Telegram updates, surface messages, chat settings")
+def m004_surfaces(conn: Connection) -> None:
+    _run(
+        conn,
+        """
+CREATE TABLE handled_updates (
+    surface TEXT NOT NULL,
+    update_id INTEGER NOT NULL,
+    handled_at DATETIME NOT NULL,
+    PRIMARY KEY (surface, update_id)
+);
+CREATE TABLE surface_messages (
+    surface TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    trace_id TEXT,
+    created_at DATETIME NOT NULL,
+    PRIMARY KEY (surface, chat_id, message_id)
+);
+CREATE TABLE chat_settings (
+    surface TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (surface, chat_id, key)
+);
+""",
+    )
+
+
+@migration(5, "recall indexes: entries by rank, chunks by date")
+def m005_recall_indexes(conn: Connection) -> None:
+    # The pack's L0/L1 manifest reads active entries in (importance, confidence, last_touched)
+    # order and stops after a few dozen rows; time windows list the chunks of a period.
+    _run(
+        conn,
+        """
+CREATE INDEX ix_entries_rank ON memory_entries (status, importance, confidence, last_touched);
+CREATE INDEX ix_chunks_first ON chunks (first_at);
+""",
+    )
 
 
 def applied_versions(conn: Connection) -> set[int]:
@@ -253,7 +314,9 @@ def migrate(conn: Connection) -> list[int]:
         with conn.begin():
             fn(conn)
             conn.execute(
-                text("INSERT INTO schema_migrations (version, name, applied_at) VALUES (:v, :n, :t)"),
+                text(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (:v, :n, :t)"
+                ),
                 {"v": version, "n": name, "t": datetime.now(UTC).replace(tzinfo=None)},
             )
         applied.append(version)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
+from pydantic import NaiveDatetime
 from sqlalchemy import JSON, Column
 from sqlmodel import Field, SQLModel
 
@@ -26,8 +25,8 @@ class Capture(SQLModel, table=True):
     role: str = "user"
     kind: str = "message"
     text: str = ""
-    sent_at: datetime
-    captured_at: datetime
+    sent_at: NaiveDatetime
+    captured_at: NaiveDatetime
     reply_to: str | None = None
     media: dict = _json(dict)
     provenance: dict = _json(dict)
@@ -45,8 +44,8 @@ class Chunk(SQLModel, table=True):
     text: str
     message_ids: list = _json()
     speakers: list = _json()
-    first_at: datetime
-    last_at: datetime
+    first_at: NaiveDatetime
+    last_at: NaiveDatetime
     part: int = 0
     vector_state: str = "pending"  # pending | indexed | failed
 
@@ -76,11 +75,11 @@ class MemoryEntry(SQLModel, table=True):
     confidence: float
     observations: int
     topics: list = _json()
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: NaiveDatetime | None = None
+    valid_to: NaiveDatetime | None = None
     status: str = "active"
-    created_at: datetime
-    last_touched: datetime
+    created_at: NaiveDatetime
+    last_touched: NaiveDatetime
     sources: list = _json()
     attributes: dict = _json(dict)
     vector_state: str = "pending"
@@ -95,7 +94,7 @@ class EntryLink(SQLModel, table=True):
     to_uuid: str
     relation: str
     note: str | None = None
-    created_at: datetime
+    created_at: NaiveDatetime
 
 
 class Proposal(SQLModel, table=True):
@@ -118,8 +117,8 @@ class Proposal(SQLModel, table=True):
     source_capture_ids: list = _json()
     conflict_uuid: str | None = None
     conflict_relation: str | None = None
-    created_at: datetime
-    decided_at: datetime | None = None
+    created_at: NaiveDatetime
+    decided_at: NaiveDatetime | None = None
     decision_note: str | None = None
 
 
@@ -142,7 +141,9 @@ class Trace(SQLModel, table=True):
     cost: float | None = None
     latency_ms: int = 0
     error: str | None = None
-    created_at: datetime
+    created_at: NaiveDatetime
+    learning: dict = _json(dict)
+    feedback: list = _json()
 
 
 class Thread(SQLModel, table=True):
@@ -156,8 +157,8 @@ class Thread(SQLModel, table=True):
     role: str | None = None
     messages: list = _json()
     summary: str | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: NaiveDatetime
+    updated_at: NaiveDatetime
 
 
 class CapabilityDimension(SQLModel, table=True):
@@ -167,7 +168,7 @@ class CapabilityDimension(SQLModel, table=True):
     dimension: str = Field(primary_key=True)
     p: float = 0.5
     samples: int = 0
-    last_updated: datetime
+    last_updated: NaiveDatetime
 
 
 class SessionChunk(SQLModel, table=True):
@@ -181,8 +182,8 @@ class SessionChunk(SQLModel, table=True):
     source_id: str
     position: int = 0
     text: str
-    created_at: datetime
-    expires_at: datetime
+    created_at: NaiveDatetime
+    expires_at: NaiveDatetime
 
 
 class ForgetLog(SQLModel, table=True):
@@ -193,7 +194,45 @@ class ForgetLog(SQLModel, table=True):
     memory_id: str
     with_sources: bool = False
     removed_captures: int = 0
-    forgotten_at: datetime
+    forgotten_at: NaiveDatetime
+
+
+class LearnedCapture(SQLModel, table=True):
+    """A capture `elora learn` already ran extraction over (so reruns resume)."""
+
+    __tablename__ = "learned_captures"
+    capture_id: str = Field(primary_key=True)
+    learned_at: NaiveDatetime
+
+
+class HandledUpdate(SQLModel, table=True):
+    """An update a surface (Telegram) already processed, so a restart never repeats it."""
+
+    __tablename__ = "handled_updates"
+    surface: str = Field(primary_key=True)
+    update_id: int = Field(primary_key=True)
+    handled_at: NaiveDatetime
+
+
+class SurfaceMessage(SQLModel, table=True):
+    """A reply a surface sent, mapped to the trace it came from (for feedback)."""
+
+    __tablename__ = "surface_messages"
+    surface: str = Field(primary_key=True)
+    chat_id: str = Field(primary_key=True)
+    message_id: str = Field(primary_key=True)
+    trace_id: str | None = None
+    created_at: NaiveDatetime
+
+
+class ChatSetting(SQLModel, table=True):
+    """A per-chat setting such as private mode."""
+
+    __tablename__ = "chat_settings"
+    surface: str = Field(primary_key=True)
+    chat_id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    value: str
 
 
 class Meta(SQLModel, table=True):

@@ -41,6 +41,8 @@ class VectorIndex(Protocol):
         self, collection: str, vector: Sequence[float], limit: int, where: dict | None = None
     ) -> list[VectorHit]: ...
 
+    def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
     def delete(self, collection: str, ids: Sequence[str]) -> None: ...
 
     def count(self, collection: str) -> int: ...
@@ -108,7 +110,9 @@ class ChromaIndex:
         if not ids:
             return
         self.collection(collection).upsert(
-            ids=list(ids), embeddings=[list(map(float, v)) for v in vectors], metadatas=list(metadatas)
+            ids=list(ids),
+            embeddings=[list(map(float, v)) for v in vectors],
+            metadatas=list(metadatas),
         )
 
     def query(self, collection, vector, limit, where=None) -> list[VectorHit]:
@@ -129,6 +133,13 @@ class ChromaIndex:
             VectorHit(id=i, similarity=1.0 - float(d), metadata=dict(m or {}))
             for i, d, m in zip(ids, distances, metas, strict=True)
         ]
+
+    def get_vectors(self, collection, ids) -> dict[str, list[float]]:
+        """Stored vectors by id (missing ids are absent from the result)."""
+        if not ids:
+            return {}
+        got = self.collection(collection).get(ids=list(ids), include=["embeddings"])
+        return {i: list(v) for i, v in zip(got["ids"], got["embeddings"], strict=True)}
 
     def delete(self, collection, ids) -> None:
         """Remove vectors by id (missing ids are ignored)."""

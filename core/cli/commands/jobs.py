@@ -19,18 +19,26 @@ def run(args) -> int:
     import asyncio
 
     from core.cli.context import print_json, services
-    from core.jobs.registry import JOBS, run_job
+    from core.jobs.registry import JOBS, last_runs, run_job
 
     if args.action == "list":
+        svc = services()
+        try:
+            runs = last_runs(svc)
+        finally:
+            svc.close()
         rows = [
-            {"name": j.name, "every_minutes": j.every_minutes, "description": j.description}
+            {"name": j.name, "every_minutes": j.every_minutes, "description": j.description,
+             "last_run": runs.get(j.name)}
             for j in JOBS.values()
-        ]
+        ]  # fmt: skip
         if args.json:
             print_json(rows)
         else:
             for row in rows:
-                print(f"{row['name']:<16} every {row['every_minutes']:>4} min  {row['description']}")
+                print(
+                    f"{row['name']:<16} every {row['every_minutes']:>4} min  {row['description']}"
+                )
         return 0
     svc = services()
     try:

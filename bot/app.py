@@ -1,0 +1,108 @@
+"""Build the Telegram Application: every handler registered here, in order; services and the
+scheduler started in post_init and stopped in post_shutdown."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import BotCommand, Update
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    MessageReactionHandler,
+    TypeHandler,
+    filters,
+)
+
+from bot.context import EloraContext
+from bot.handlers import access, commands, council, documents, errors, feedback, memory, messages
+from bot.i18n import COMMANDS
+from bot.processor import OrderedPerChat
+
+log = logging.getLogger(__name__)
+
+
+def register(app: Application) -> None:
+    """Every handler, in the order Telegram updates meet them."""
+    app.add_handler(TypeHandler(Update, access.guard), group=-1)
+    app.add_handler(CommandHandler("start", commands.start))
+    app.add_handler(CommandHandler("help", commands.help_command))
+    app.add_handler(CommandHandler("new", commands.new))
+    app.add_handler(CommandHandler("remember", commands.remember_command))
+    app.add_handler(CommandHandler("forget", memory.forget))
+    app.add_handler(CommandHandler("topics", commands.topics))
+    app.add_handler(CommandHandler("proposals", memory.proposals))
+    app.add_handler(CommandHandler("council", council.council))
+    app.add_handler(CommandHandler("private", commands.private))
+    app.add_handler(CommandHandler("status", commands.status))
+    app.add_handler(CallbackQueryHandler(memory.on_forget_button, pattern=r"^fg:"))
+    app.add_handler(CallbackQueryHandler(memory.on_proposal_button, pattern=r"^pr:"))
+    app.add_handler(CallbackQueryHandler(feedback.on_feedback_button, pattern=r"^fb:"))
+    app.add_handler(MessageReactionHandler(feedback.on_reaction))
+    app.add_handler(MessageHandler(filters.Document.ALL, documents.on_document))
+    app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, messages.on_text))
+    app.add_error_handler(errors.on_error)
+
+
+async def _post_init(app: Application) -> None:
+    for lang, entries in COMMANDS.items():
+        commands_list = [BotCommand(name, description) for name, description in entries]
+        await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
+    services = app.bot_data["services"]
+    if app.bot_data.get("scheduler_enabled", True):
+        from core.jobs.scheduler import start_scheduler
+
+        app.bot_data["scheduler"] = start_scheduler(services)
+
+
+async def _post_shutdown(app: Application) -> None:
+    scheduler = app.bot_data.pop("scheduler", None)
+    if scheduler is not None:
+        scheduler.shutdown(wait=False)
+    app.bot_data["services"].close()
+
+
+def build_application(
+    services, *, request=None, get_updates_request=None, scheduler: bool = True
+) -> Application:
+    """The configured Application (base URL from ELORA_TELEGRAM_BASE_URL when set)."""
+    settings = services.settings
+    builder: ApplicationBuilder = (
+        Application.builder()
+        .token(settings.telegram_bot_token.get_secret_value())
+        .context_types(ContextTypes(context=EloraContext))
+        .concurrent_updates(OrderedPerChat(services))
+        .post_init(_post_init)
+        .post_shutdown(_post_shutdown)
+    )
+    if settings.telegram_base_url:
+        base = settings.telegram_base_url.rstrip("/")
+        builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
+    if request is not None:
+        builder = builder.request(request)
+    if get_updates_request is not None:
+        builder = builder.get_updates_request(get_updates_request)
+    app = builder.build()
+    app.bot_data["services"] = services
+    app.bot_data["scheduler_enabled"] = scheduler
+    register(app)
+    return app
+
+
+def run(services) -> None:
+    """Long polling by default; a webhook when ELORA_TELEGRAM_WEBHOOK_URL is set."""
+    app = build_application(services)
+    settings = services.settings
+    if settings.telegram_webhook_url:
+        app.run_webhook(
+            listen="0.0.0.0",
+            port=settings.telegram_webhook_port,
+            webhook_url=settings.telegram_webhook_url,
+            allowed_updates=Update.ALL_TYPES,
+        )
+    else:
+        app.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)

@@ -1,0 +1,1 @@
+"""Telegram handlers, one module per topic; bot/app.py registers them in order."""

@@ -1,0 +1,130 @@
+"""Slash commands: /start /help /new /remember /topics /private /status."""
+
+from __future__ import annotations
+
+import html
+
+from telegram import Update
+from telegram.constants import ParseMode
+
+from bot.context import EloraContext
+from core.archive.records import CaptureIn
+from core.routing.tiers import TIERS, resolve
+
+
+def _args_text(update: Update) -> str:
+    text = update.effective_message.text or ""
+    return text.split(maxsplit=1)[1].strip() if len(text.split(maxsplit=1)) > 1 else ""
+
+
+async def _html(update: Update, body: str) -> None:
+    await update.effective_message.reply_text(body, parse_mode=ParseMode.HTML)
+
+
+async def start(update: Update, context: EloraContext) -> None:
+    """Greet the operator."""
+    name = html.escape(update.effective_user.first_name or "")
+    await _html(update, context.say(update, "start", name=name))
+
+
+async def help_command(update: Update, context: EloraContext) -> None:
+    """List what Elora can do."""
+    await _html(update, context.say(update, "help"))
+
+
+async def new(update: Update, context: EloraContext) -> None:
+    """Close the session: purge session memory and restart the conversation window."""
+    services = context.services
+    chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
+    services.window("telegram", chat_id, user_id).reset()
+    services.session_memory.end_session(user_id, chat_id)
+    await _html(update, context.say(update, "new"))
+
+
+def capture_command(update: Update, context: EloraContext) -> str | None:
+    """Archive a command message verbatim (unless the chat is private); return its capture id."""
+    services = context.services
+    chat = update.effective_chat
+    if services.surfaces.is_private("telegram", str(chat.id)):
+        return None
+    message = update.effective_message
+    result = services.archive.capture(
+        CaptureIn(surface="telegram", chat_id=str(chat.id), text=message.text or "",
+                  sent_at=message.date, user_id=str(update.effective_user.id),
+                  message_id=str(message.message_id), sender=update.effective_user.full_name,
+                  kind="command")
+    )  # fmt: skip
+    return result.id
+
+
+async def remember_command(update: Update, context: EloraContext) -> None:
+    """/remember TEXT: an explicit save, approved by definition, sourced to this message."""
+    from core.learning.heuristics import _kind_of
+    from core.memory.api import remember
+    from core.recall.lexical import fold
+
+    body = _args_text(update)
+    if not body:
+        await _html(update, context.say(update, "remember_usage"))
+        return
+    capture_id = capture_command(update, context)
+    sources = None
+    if capture_id:
+        from core.learning.canonical import capture_sources
+
+        sources = capture_sources(context.services, [capture_id])
+    entry = remember(
+        context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
+    )
+    await _html(
+        update, context.say(update, "remembered", id=html.escape(entry.memory_id), tier=entry.tier)
+    )
+
+
+async def topics(update: Update, context: EloraContext) -> None:
+    """What Elora remembers, grouped by tier."""
+    services = context.services
+    rows = services.memory.topics(scope=None)
+    mine = {"global", f"user:{update.effective_user.id}", f"chat:{update.effective_chat.id}"}
+    rows = [r for r in rows if r["scope"] in mine or not r["scope"].startswith(("user:", "chat:"))]
+    if not rows:
+        await _html(update, context.say(update, "topics_none"))
+        return
+    lines = [context.say(update, "topics_title")]
+    for row in rows[:40]:
+        tags = ", ".join(row["topics"][:4])
+        lines.append(
+            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] {html.escape(tags)}"
+        )
+    if len(rows) > 40:
+        lines.append(f"… +{len(rows) - 40}")
+    await _html(update, "\n".join(lines))
+
+
+async def private(update: Update, context: EloraContext) -> None:
+    """/private on|off."""
+    arg = _args_text(update).lower()
+    if arg not in ("on", "off"):
+        await _html(update, context.say(update, "private_usage"))
+        return
+    context.services.surfaces.set_private("telegram", str(update.effective_chat.id), arg == "on")
+    await _html(update, context.say(update, f"private_{arg}"))
+
+
+async def status(update: Update, context: EloraContext) -> None:
+    """Today's spend, models, spool backlog and proposals waiting."""
+    services = context.services
+    settings = services.settings
+    models = []
+    for tier in TIERS:
+        spec = resolve(settings, tier)
+        models.append(f"{tier}={html.escape(spec.model) if spec else '—'}")
+    cap = settings.daily_spend_cap
+    await _html(
+        update,
+        context.say(
+            update, "status", spend=services.traces.spent_today(),
+            cap=f" / ${cap:.2f}" if cap is not None else "", models=", ".join(models),
+            spool=services.spool.backlog(), proposals=services.proposals.count(),
+        ),
+    )  # fmt: skip

@@ -1,0 +1,58 @@
+"""Files: captured verbatim, indexed in session memory; the model sees a register and searches."""
+
+from __future__ import annotations
+
+import html
+
+from telegram import Update
+from telegram.constants import ParseMode
+
+from bot.context import EloraContext
+from bot.handlers.messages import request_from
+from bot.handlers.replies import send_reply, typing
+from core.errors import InvalidInput
+
+
+async def on_document(update: Update, context: EloraContext) -> None:
+    """Take a document; answer its caption as a question if there is one."""
+    from core.documents import ingest_document
+
+    services = context.services
+    document = update.effective_message.document
+    limit = services.settings.max_document_bytes
+    if document.file_size and document.file_size > limit:
+        await update.effective_message.reply_text(
+            context.say(update, "doc_too_big", size=document.file_size / 1e6, limit=limit / 1e6)
+        )
+        return
+    chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
+    async with typing(update, context):
+        file = await document.get_file()
+        data = bytes(await file.download_as_bytearray())
+        try:
+            register = await ingest_document(
+                services, surface="telegram", chat_id=chat_id, user_id=user_id,
+                name=document.file_name or "document", data=data,
+                sent_at=update.effective_message.date,
+                message_id=str(update.effective_message.message_id),
+                caption=update.effective_message.caption,
+            )  # fmt: skip
+        except InvalidInput as exc:
+            await update.effective_message.reply_text(
+                context.say(update, "doc_rejected", reason=str(exc))
+            )
+            return
+        window = services.window("telegram", chat_id, user_id)
+        note = register.render()
+        caption = (update.effective_message.caption or "").strip()
+        if not caption:
+            window.append("user", note, register.capture_id)
+            await update.effective_message.reply_text(
+                context.say(update, "doc_received", name=html.escape(register.name),
+                            chars=register.chars),
+                parse_mode=ParseMode.HTML,
+            )  # fmt: skip
+            return
+        request = request_from(update, context, caption, extra_context=note)
+        reply = await services.assistant.handle(request)
+    await send_reply(update, context, reply.text, reply.trace_id)

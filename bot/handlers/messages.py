@@ -1,0 +1,37 @@
+"""Plain text messages: every one goes through the core pipeline."""
+
+from __future__ import annotations
+
+from telegram import Update
+
+from bot.context import EloraContext
+from bot.handlers.replies import send_reply, typing
+from core.pipeline import Request
+
+
+def request_from(update: Update, context: EloraContext, text: str, **extra) -> Request:
+    """A core Request from a Telegram message."""
+    message = update.effective_message
+    user = update.effective_user
+    chat = update.effective_chat
+    private = context.services.surfaces.is_private("telegram", str(chat.id))
+    return Request(
+        surface="telegram",
+        chat_id=str(chat.id),
+        text=text,
+        user_id=str(user.id),
+        message_id=str(message.message_id),
+        sender=user.full_name,
+        sent_at=message.date,
+        private=private,
+        provenance={"chat_type": chat.type, "telegram_user": user.id},
+        **extra,
+    )
+
+
+async def on_text(update: Update, context: EloraContext) -> None:
+    """Answer a message with memory, showing "typing…" meanwhile."""
+    message = update.effective_message
+    async with typing(update, context):
+        reply = await context.services.assistant.handle(request_from(update, context, message.text))
+    await send_reply(update, context, reply.text, reply.trace_id)

@@ -1,0 +1,99 @@
+"""Sending replies: typing indicator while working, HTML with a plain-text fallback, splitting,
+feedback buttons where reactions can't reach us, and the reply→trace record."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.constants import ChatAction, ChatType, ParseMode
+from telegram.error import BadRequest
+
+from bot.context import EloraContext
+from bot.format import render_reply, split_markdown
+
+log = logging.getLogger(__name__)
+TYPING_EVERY = 4.0
+
+
+@contextlib.asynccontextmanager
+async def typing(update: Update, context: EloraContext):
+    """Show "typing…" until the block finishes (Telegram clears it after ~5 s)."""
+    chat = update.effective_chat
+
+    async def keep_typing():
+        while True:
+            with contextlib.suppress(Exception):  # an indicator is never worth failing a reply
+                await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
+            await asyncio.sleep(TYPING_EVERY)
+
+    task = asyncio.create_task(keep_typing()) if chat else None
+    try:
+        yield
+    finally:
+        if task:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def feedback_keyboard(trace_id: str) -> InlineKeyboardMarkup:
+    """👍/👎 buttons for chats where reactions don't reach the bot."""
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton("👍", callback_data=f"fb:up:{trace_id}"),
+          InlineKeyboardButton("👎", callback_data=f"fb:down:{trace_id}")]]
+    )  # fmt: skip
+
+
+def wants_buttons(update: Update, context: EloraContext) -> bool:
+    """Reactions reach bots in private chats; groups get buttons (or as configured)."""
+    mode = context.services.settings.telegram_feedback_buttons
+    if mode != "auto":
+        return mode == "always"
+    chat = update.effective_chat
+    return chat is not None and chat.type != ChatType.PRIVATE
+
+
+async def send_html(chat_id: int, html_text: str, context: EloraContext, **kwargs) -> Message:
+    """Send HTML; if Telegram rejects the markup, send the same text without it."""
+    try:
+        return await context.bot.send_message(
+            chat_id, html_text, parse_mode=ParseMode.HTML, **kwargs
+        )
+    except BadRequest as exc:
+        if "parse" not in str(exc).lower() and "entit" not in str(exc).lower():
+            raise
+        log.warning("HTML rejected by Telegram, sending plain text: %s", exc)
+        import html
+        import re
+
+        plain = html.unescape(re.sub(r"<[^>]+>", "", html_text))
+        return await context.bot.send_message(chat_id, plain, **kwargs)
+
+
+async def send_reply(
+    update: Update, context: EloraContext, markdown: str, trace_id: str | None = None
+) -> list[Message]:
+    """Send a model reply (Markdown) as one or more HTML messages; map them to the trace."""
+    chat_id = update.effective_chat.id
+    parts = render_reply(markdown) if markdown.strip() else ["…"]
+    sent = []
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        markup = (
+            feedback_keyboard(trace_id)
+            if (last and trace_id and wants_buttons(update, context))
+            else None
+        )
+        sent.append(await send_html(chat_id, part, context, reply_markup=markup))
+    if trace_id:
+        for message in sent:
+            context.services.surfaces.remember_reply(
+                "telegram", str(chat_id), str(message.message_id), trace_id
+            )
+    return sent
+
+
+__all__ = ["feedback_keyboard", "send_html", "send_reply", "split_markdown", "typing"]

@@ -1,0 +1,42 @@
+"""`elora import PATH... [--format auto|telegram|chatgpt] [--json]`: archive exported chats."""
+
+from __future__ import annotations
+
+NAME = "import"
+HELP = "import a Telegram Desktop export (result.json) or a ChatGPT conversations.json"
+
+
+def configure(parser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="an export file, a directory holding result.json/conversations.json, or a .zip",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("auto", "telegram", "chatgpt"),
+        default="auto",
+        help="the export's format (default: detected from its content)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args) -> int:
+    from core.cli.context import print_json, services
+    from core.cli.progress import progress_bar
+    from core.importers.runner import prepare
+    from core.importers.runner import run as run_import
+
+    plan = prepare(args.paths, args.format)
+    svc = services()
+    try:
+        with progress_bar("importing", plan.total, unit="messages") as advance:
+            report = run_import(svc, plan, on_progress=advance)
+    finally:
+        svc.close()
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(report.summary())
+    return 0 if report.chunks_pending == 0 else 1

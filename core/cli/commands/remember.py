@@ -1,0 +1,57 @@
+"""`elora remember TEXT`: an explicit save by the operator (approved by definition)."""
+
+from __future__ import annotations
+
+NAME = "remember"
+HELP = "save a memory now (an explicit operator save, no review needed)"
+KINDS = (
+    "fact",
+    "preference",
+    "decision",
+    "constraint",
+    "event",
+    "hypothesis",
+    "pattern",
+    "expression",
+)
+TIERS = ("semantic", "episodic", "procedural", "personalized", "environment")
+
+
+def configure(parser) -> None:
+    parser.add_argument("text", help="what to remember")
+    parser.add_argument("--kind", choices=KINDS, default="fact")
+    parser.add_argument("--tier", choices=TIERS, help="default: from the kind")
+    parser.add_argument("--importance", type=int, choices=range(1, 6), default=1, metavar="1-5")
+    parser.add_argument("--topic", action="append", dest="topics", help="topic tag (repeatable)")
+    parser.add_argument("--scope", default="global", help="global, user:ID, chat:ID, project:NAME")
+    parser.add_argument(
+        "--id", dest="memory_id", help="memory_id slug (saving it again updates it)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the saved entry as JSON")
+
+
+def run(args) -> int:
+    from core.cli.context import print_json, services
+    from core.memory.api import entry_json, remember
+
+    svc = services()
+    try:
+        entry = remember(
+            svc,
+            args.text,
+            kind=args.kind,
+            tier=args.tier,
+            importance=args.importance,
+            topics=args.topics,
+            scope=args.scope,
+            memory_id=args.memory_id,
+        )
+    finally:
+        svc.close()
+    if args.json:
+        print_json(entry_json(entry))
+    else:
+        print(
+            f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, importance {entry.importance})"
+        )
+    return 0

@@ -1,0 +1,73 @@
+"""consult_expert: a 1:1 iterative consultation with one skill, resumable by sub_sid.
+
+The expert works in turns until it writes <FINAL_ANSWER>…</FINAL_ANSWER> or the iteration cap
+is reached; the thread (without the system prompt) is kept in SQLite.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from core.council.distill import distill_chat
+from core.council.skills import get_skill
+from core.council.threads import open_thread, save_thread
+from core.prompts import render
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+FINAL = re.compile(r"<FINAL_ANSWER>(.*?)(?:</FINAL_ANSWER>|$)", re.S)
+DEFAULT_ITERATIONS, MAX_ITERATIONS = 3, 8
+
+
+async def consult_expert(
+    services: Services,
+    role: str,
+    prompt: str,
+    sub_sid: str | None = None,
+    *,
+    chat_id: str = "cli",
+    surface: str = "cli",
+    iterations: int = DEFAULT_ITERATIONS,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """Ask an expert; loop until it gives a final answer; return it with the thread id."""
+    skill = get_skill(services, role)
+    thread = open_thread(services, "expert", chat_id, skill.skill_id, sub_sid)
+    tier = model or services.settings.model_council
+    usage: list[dict[str, Any]] = []
+    history = list(thread.messages)
+    if not history:
+        context = await distill_chat(services, surface, chat_id, usage=usage)
+        first = render("expert_request", prompt=prompt, context=context)
+    else:
+        first = render("expert_request", prompt=prompt, context=None)
+    history.append({"role": "user", "content": first})
+    system = {"role": "system", "content": render("expert", skill=skill)}
+    answer, final, turns = "", False, 0
+    cap = max(1, min(iterations, MAX_ITERATIONS))
+    while turns < cap:
+        services.spend.check(tier, running=sum(u["cost"] or 0 for u in usage))
+        completion = await services.llm.complete(tier, [system, *history])
+        usage.append(completion.record())
+        turns += 1
+        text = completion.text or ""
+        history.append({"role": "assistant", "content": text})
+        match = FINAL.search(text)
+        if match:
+            answer, final = match.group(1).strip(), True
+            break
+        answer = text
+        if turns < cap:
+            history.append({"role": "user", "content": render("expert_continue")})
+    save_thread(services, thread, history, answer)
+    cost = [u["cost"] for u in usage if u["cost"] is not None]
+    services.traces.record(
+        surface="expert", chat_id=chat_id, models=usage,
+        tokens_in=sum(u["tokens_in"] for u in usage), tokens_out=sum(u["tokens_out"] for u in usage),
+        cost=round(sum(cost), 8) if cost else None,
+        classification={"intent": "expert", "skill": skill.skill_id, "sub_sid": thread.id},
+    )  # fmt: skip
+    return {"sub_sid": thread.id, "role": skill.skill_id, "answer": answer, "final": final,
+            "iterations": turns, "note": None if final else "iteration cap reached before <FINAL_ANSWER>"}  # fmt: skip

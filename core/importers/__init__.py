@@ -1,0 +1,1 @@
+"""Importers of chat histories exported elsewhere (Telegram Desktop, ChatGPT) into the archive."""

@@ -1,0 +1,180 @@
+"""Running an import: read the exports, store captures in atomic batches, embed them, report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from core.archive.records import CaptureIn
+from core.errors import ImportFormatError
+from core.importers import chatgpt, telegram
+from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+PARSERS: dict[str, ModuleType] = {"telegram": telegram, "chatgpt": chatgpt}
+# Chunks embedded per call: large enough to keep the model busy, small enough for a smooth bar.
+INDEX_BATCH = 128
+
+
+@dataclass
+class ImportReport:
+    """What an import did; `messages_seen` counts every record read, whatever became of it."""
+
+    files: int = 0
+    chats: int = 0
+    messages_seen: int = 0
+    stored: int = 0
+    duplicates: int = 0
+    skipped_service: int = 0
+    skipped_empty: int = 0
+    skipped_branches: int = 0
+    chunks_created: int = 0
+    chunks_indexed: int = 0
+    chunks_pending: int = 0
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Message records handled per second, embedding included."""
+        return self.messages_seen / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict, rate included."""
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 3)
+        data["messages_per_second"] = round(self.rate, 1)
+        return data
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        line = (
+            f"imported {self.stored:,} new messages from {self.files} file(s), {self.chats} chat(s): "
+            f"{self.messages_seen:,} read, {self.duplicates:,} already archived, "
+            f"{self.skipped_service + self.skipped_empty + self.skipped_branches:,} skipped; "
+            f"{self.chunks_indexed:,} chunks indexed in {self.seconds:.1f} s "
+            f"({self.rate:,.0f} messages/s)"
+        )
+        if self.chunks_pending:
+            line += f"; {self.chunks_pending:,} chunks still wait for vectors (`elora reindex`)"
+        return line
+
+
+@dataclass
+class ImportPlan:
+    """Decoded exports with their parser, counted before anything is written."""
+
+    exports: list[tuple[ExportFile, ModuleType]] = field(default_factory=list)
+    chats: int = 0
+    total: int = 0
+    load_seconds: float = 0.0
+
+
+def prepare(paths: Iterable[Path | str], fmt: str = "auto") -> ImportPlan:
+    """Read and check every export; raise ImportFormatError before anything is stored."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ImportFormatError(f"unknown format {fmt!r}; expected auto, {', '.join(FORMATS)}")
+    started = time.perf_counter()
+    plan = ImportPlan()
+    for export in read_exports([Path(p) for p in paths]):
+        parser = PARSERS[detect_format(export.data, export.name) if fmt == "auto" else fmt]
+        chats, records = parser.count(export.data, export.name)
+        plan.exports.append((export, parser))
+        plan.chats += chats
+        plan.total += records
+    plan.load_seconds = time.perf_counter() - started
+    return plan
+
+
+class _Batcher:
+    """Collects captures; each full batch is stored in one transaction, then embedded."""
+
+    def __init__(self, services: Services, report: ImportReport, on_progress):
+        self.archive = services.archive
+        self.size = services.settings.import_batch_size
+        self.report = report
+        self.on_progress = on_progress or (lambda n: None)
+        self.batch: list[CaptureIn] = []
+        self.records = 0  # records read since the last flush, captures and skips alike
+
+    def add(self, item: CaptureIn | Skipped) -> None:
+        self.records += 1
+        self.report.messages_seen += 1
+        if isinstance(item, Skipped):
+            name = {"service": "skipped_service", "branch": "skipped_branches"}
+            attr = name.get(item.reason, "skipped_empty")
+            setattr(self.report, attr, getattr(self.report, attr) + 1)
+        else:
+            self.batch.append(item)
+        if len(self.batch) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.batch:
+            new = self.archive.store_batch(self.batch, windows=True)
+            self.report.stored += new
+            self.report.duplicates += len(self.batch) - new
+        self._index(self.records)
+        self.batch, self.records = [], 0
+
+    def _index(self, records: int) -> None:
+        # The bar moves in messages: each embedded chunk stands for its share of the batch.
+        pending = self.archive.counts()["chunks_pending_vectors"]
+        state = {"done": 0, "shown": 0}
+
+        def advance(chunks: int) -> None:
+            state["done"] += chunks
+            target = records * min(state["done"], pending) // max(pending, 1)
+            self.on_progress(target - state["shown"])
+            state["shown"] = target
+
+        self.report.chunks_indexed += self.archive.index_pending(
+            batch_size=INDEX_BATCH, on_progress=advance
+        )
+        if records > state["shown"]:
+            self.on_progress(records - state["shown"])
+
+
+def run(
+    services: Services, plan: ImportPlan, on_progress: Callable[[int], None] | None = None
+) -> ImportReport:
+    """Import prepared exports; `on_progress(n)` tells that n more records are stored and embedded.
+
+    Batches already stored stay stored when a later record turns out malformed; since captures
+    are unique by (surface, chat, message), running the import again resumes where it stopped.
+    """
+    started = time.perf_counter()
+    report = ImportReport(files=len(plan.exports), chats=plan.chats)
+    chunks_before = services.archive.counts()["chunks"]
+    batcher = _Batcher(services, report, on_progress)
+    try:
+        for export, parser in plan.exports:
+            for item in parser.parse(export.data, export.name):
+                batcher.add(item)
+        batcher.flush()
+    except ImportFormatError as exc:
+        raise ImportFormatError(
+            f"{exc} ({report.stored:,} new messages stored before it stay archived; "
+            "fix the file and import it again to resume)"
+        ) from exc
+    finally:
+        counts = services.archive.counts()
+        report.chunks_created = counts["chunks"] - chunks_before
+        report.chunks_pending = counts["chunks_pending_vectors"]
+        report.seconds = plan.load_seconds + time.perf_counter() - started
+    return report
+
+
+def import_paths(
+    services: Services,
+    paths: Iterable[Path | str],
+    fmt: str = "auto",
+    on_progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Prepare and run an import in one call."""
+    return run(services, prepare(paths, fmt), on_progress)

@@ -1,0 +1,1 @@
+"""Learning under review: candidates become proposals; only approval writes the canon."""

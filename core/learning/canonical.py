@@ -1,0 +1,92 @@
+"""Canonicalisation: a proposal becomes a strict entry (text, truth mode, dates, sources...)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.memory.api import _free_slug
+from core.memory.schema import EntryIn, slug_for, topics_from_text
+from core.storage.models import Proposal
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+TRUTH_MODE = {
+    "operator": "asserted",
+    "heuristic": "observed",
+    "model": "observed",
+    "job": "inferred",
+}
+
+
+def capture_sources(services: Services, capture_ids: list[str]) -> list[dict[str, Any]]:
+    """Provenance of captures: surface, chat, message id, date, speaker."""
+    if not capture_ids:
+        return []
+    marks = ",".join("?" * len(capture_ids))
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT id, surface, chat_id, message_id, sent_at, sender, role FROM captures "
+                f"WHERE id IN ({marks}) ORDER BY sent_at",
+                tuple(capture_ids),
+            )
+            .all()
+        )
+    return [
+        {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
+         "date": str(r[4]).replace(" ", "T"), "speaker": r[5] or r[6]}
+        for r in rows
+    ]  # fmt: skip
+
+
+def _as_datetime(value) -> datetime | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+def canonicalise(services: Services, proposal: Proposal, text: str | None = None) -> EntryIn:
+    """The entry a proposal becomes when approved (optionally with the operator's edited text)."""
+    c = dict(proposal.candidate)
+    body = (text or proposal.text).strip()
+    topics = c.get("topics") or topics_from_text(body)
+    sources = capture_sources(services, proposal.source_capture_ids)
+    if not sources:
+        sources = [{"origin": proposal.origin, "proposal_id": proposal.id}]
+    kind = c.get("kind", proposal.kind)
+    truth = "hypothesis" if kind == "hypothesis" else TRUTH_MODE.get(proposal.authority, "observed")
+    if proposal.origin in ("promotion", "reflexion"):
+        truth = "inferred"
+    valid_from = _as_datetime(c.get("valid_from"))
+    if valid_from is None and kind == "event" and sources and sources[0].get("date"):
+        valid_from = _as_datetime(sources[0]["date"])
+    memory_id = (
+        proposal.memory_id or c.get("memory_id") or _free_slug(services, slug_for(kind, body))
+    )
+    attributes = {k: v for k, v in (c.get("attributes") or {}).items()}
+    attributes.update(
+        {"temporality": c.get("temporality", "permanent"), "proposal_id": proposal.id}
+    )
+    return EntryIn(
+        memory_id=memory_id,
+        tier=c.get("tier", proposal.tier),
+        kind=kind,
+        canonical_text=body,
+        embedding_text=f"{body} ({', '.join(topics)})",
+        truth_mode=truth,
+        scope=c.get("scope", "global"),
+        importance=int(c.get("importance", 2)),
+        confidence=float(c.get("confidence", 0.6)),
+        observations=int(c.get("observations", 1)),
+        topics=topics,
+        last_touched=services.clock.now(),
+        valid_from=valid_from,
+        valid_to=_as_datetime(c.get("valid_to")),
+        sources=sources,
+        attributes=attributes,
+    )

@@ -1,0 +1,219 @@
+"""The learner: extract candidates after an exchange (or over the archive), honour consent,
+score them (A-MAC), find how they relate to memory, and file them as proposals.
+
+Only operator authority ("remember that…", `elora remember`) or the opt-in `auto` policy for
+recommended proposals writes to the canon; everything else waits for review.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from core.errors import EloraError
+from core.learning import admission
+from core.learning.candidates import Candidate, ExtractionOutput
+from core.learning.consent import (
+    add_never_store_rule,
+    blocked_by_rule,
+    never_store_patterns,
+    read_consent,
+)
+from core.learning.contradictions import RELATED, classify_relation
+from core.learning.heuristics import heuristic_candidates
+from core.storage.models import Proposal
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LearningReport:
+    """What learning did for one exchange or batch (stored in the trace)."""
+
+    extractor: str = "none"
+    candidates: int = 0
+    proposals: list[str] = field(default_factory=list)
+    approved: list[str] = field(default_factory=list)
+    blocked: int = 0
+    suppressed: bool = False
+    rule: str | None = None
+    failure: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data."""
+        return dict(self.__dict__)
+
+
+class Learner:
+    """Turns what was said into proposals, under the operator's consent."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.settings = services.settings
+
+    def extractor(self) -> str:
+        """model, heuristic or off (auto picks model when one is configured)."""
+        from core.routing.tiers import configured
+
+        choice = self.settings.learning_extractor
+        if choice == "auto":
+            return "model" if configured(self.settings) else "heuristic"
+        return choice
+
+    async def after_exchange(
+        self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False
+    ) -> LearningReport:
+        """Learn from one operator message (and the reply it got)."""
+        report = LearningReport(extractor=self.extractor())
+        if private or report.extractor == "off":
+            report.extractor = "off" if not private else "private"
+            return report
+        consent = read_consent(text)
+        if consent.never_store:
+            rule = add_never_store_rule(self.services, consent.never_store, capture_id)
+            report.rule = rule.memory_id
+        if consent.suppress_turn:
+            report.suppressed = True
+            return report
+        messages = [{"capture_id": capture_id, "role": "user", "text": text}]
+        if reply:
+            messages.append({"capture_id": None, "role": "assistant", "text": reply})
+        candidates = await self._extract(messages, report)
+        await self._file(candidates, report)
+        return report
+
+    async def _extract(
+        self, messages: list[dict[str, Any]], report: LearningReport
+    ) -> list[Candidate]:
+        """Candidates from the model (validated) or the heuristics; explicit ones always."""
+        explicit = [
+            c
+            for m in messages
+            if m["role"] == "user"
+            for c in heuristic_candidates(m["text"], m["capture_id"])
+        ]
+        if report.extractor != "model":
+            return explicit
+        from core.prompts import render
+
+        prompt = render("extraction", messages=messages, today=self.services.clock.now().date())
+        try:
+            raw = await self.services.llm.complete_text(
+                "LITE", [{"role": "user", "content": prompt}]
+            )
+            found = _parse_extraction(raw, messages)
+        except (EloraError, ValueError, ValidationError) as exc:
+            report.failure = f"extraction failed: {str(exc)[:300]}"
+            log.warning("candidate extraction failed: %s", exc)
+            return [c for c in explicit if c.authority == "operator"]
+        operator = [c for c in explicit if c.authority == "operator"]
+        texts = {c.text.lower() for c in operator}
+        return operator + [c for c in found if c.text.lower() not in texts]
+
+    async def _file(self, candidates: list[Candidate], report: LearningReport) -> None:
+        patterns = never_store_patterns(self.services)
+        report.candidates += len(candidates)
+        for candidate in candidates:
+            if blocked_by_rule(candidate.text, patterns):
+                report.blocked += 1
+                continue
+            proposal = await self.submit(candidate)
+            report.proposals.append(proposal.id)
+            if proposal.status == "approved":
+                report.approved.append(proposal.memory_id)
+
+    async def submit(
+        self, candidate: Candidate, origin: str = "extraction", captured_at: datetime | None = None
+    ) -> Proposal:
+        """Score a candidate, relate it to memory, file it; auto-approve when allowed."""
+        from core.learning.review import approve
+
+        services = self.services
+        captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
+        verdict = admission.score(services, candidate, captured_at)
+        relation = None
+        conflict_uuid = None
+        if verdict.nearest_uuid and verdict.nearest_similarity >= RELATED:
+            old = services.memory.by_uuids([verdict.nearest_uuid]).get(verdict.nearest_uuid)
+            if old is not None:
+                model = services.llm if self.extractor() == "model" else None
+                relation, how = await classify_relation(
+                    candidate.text, old, verdict.nearest_similarity, model
+                )
+                if relation != "none":
+                    conflict_uuid = old.uuid
+                    verdict.reasons.append(f"relation to {old.memory_id}: {relation} ({how})")
+        status = verdict.status
+        if relation == "contradict" and status == "recommended":
+            status = "pending"  # contradictions always wait for the operator
+        proposal = services.proposals.create(
+            text=candidate.text,
+            kind=candidate.kind,
+            tier=candidate.tier,
+            candidate=candidate.model_dump(mode="json"),
+            authority=candidate.authority,
+            origin=origin,
+            memory_id=candidate.memory_id,
+            source_capture_ids=candidate.source_capture_ids,
+            status=status,
+            scores=verdict.scores,
+            total=verdict.total,
+            reasons=verdict.reasons,
+            conflict_uuid=conflict_uuid,
+            conflict_relation=relation if conflict_uuid else None,
+        )
+        operator = candidate.authority == "operator"
+        auto = self.settings.learning_policy == "auto" and status == "recommended"
+        if operator or auto:
+            approve(services, proposal.id)
+            return services.proposals.get(proposal.id)
+        return proposal
+
+    def _captured_at(self, capture_ids: list[str]) -> datetime | None:
+        if not capture_ids:
+            return None
+        with self.services.db.session() as session:
+            row = (
+                session.connection()
+                .exec_driver_sql(
+                    "SELECT max(sent_at) FROM captures WHERE id IN "
+                    f"({','.join('?' * len(capture_ids))})",
+                    tuple(capture_ids),
+                )
+                .first()
+            )
+        if not row or row[0] is None:
+            return None
+        return datetime.fromisoformat(str(row[0]))
+
+
+def _parse_extraction(raw: str, messages: list[dict[str, Any]]) -> list[Candidate]:
+    """Validate the model's JSON; map each candidate's message number to its capture."""
+    start, end = raw.find("{"), raw.rfind("}")
+    if start < 0 or end < start:
+        raise ValueError("no JSON object in the extraction output")
+    data = json.loads(raw[start : end + 1])
+    items = data.get("candidates") if isinstance(data, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue  # left for the schema to refuse: a bare string is not a candidate
+        numbers = item.pop("messages", None) or item.pop("message", None) or []
+        numbers = numbers if isinstance(numbers, list) else [numbers]
+        ids = [
+            messages[n - 1]["capture_id"]
+            for n in numbers
+            if isinstance(n, int) and 1 <= n <= len(messages) and messages[n - 1]["capture_id"]
+        ]
+        item["source_capture_ids"] = (
+            ids or [m["capture_id"] for m in messages if m["capture_id"]][:1]
+        )
+        item["authority"] = "model"
+    return ExtractionOutput.model_validate(data).candidates

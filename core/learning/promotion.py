@@ -1,0 +1,127 @@
+"""Promotion paths, run as jobs, producing proposals (never silent writes):
+episodic → semantic when a pattern recurs ≥ 3 times; semantic → procedural when
+observations ≥ 5 and confidence ≥ 0.90."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, select
+
+from core.learning.candidates import Candidate
+from core.storage.models import MemoryEntry, Proposal
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+RECURRENCE = 3
+OBSERVATIONS = 5
+CONFIDENCE = 0.90
+CLUSTER_SIMILARITY = 0.6  # calibrated, statement pairs
+
+
+def _already_proposed(services: Services, key: str) -> bool:
+    with services.db.session() as session:
+        rows = session.exec(
+            select(Proposal.id).where(
+                Proposal.origin == "promotion",
+                col(Proposal.status).in_(("pending", "recommended", "approved")),
+                Proposal.candidate["promotion_key"].as_string() == key,
+            )
+        ).first()
+    return rows is not None
+
+
+def _active(services: Services, tier: str) -> list[MemoryEntry]:
+    with services.db.session() as session:
+        rows = list(
+            session.exec(
+                select(MemoryEntry).where(MemoryEntry.tier == tier, MemoryEntry.status == "active")
+            )
+        )
+        for r in rows:
+            session.expunge(r)
+    return rows
+
+
+def _clusters(services: Services, entries: list[MemoryEntry]) -> list[list[MemoryEntry]]:
+    """Groups of episodic entries about the same recurring thing (shared event type or close)."""
+    groups: list[list[MemoryEntry]] = []
+    by_type: dict[str, list[MemoryEntry]] = {}
+    loose = []
+    for e in entries:
+        event_type = (e.attributes or {}).get("event_type")
+        (by_type.setdefault(event_type, []) if event_type else loose).append(e)
+    groups.extend(by_type.values())
+    if loose:
+        vectors = services.vectors.get_vectors("memory", [e.uuid for e in loose])
+        calibrate = services.embedder.calibrate
+        import numpy as np
+
+        assigned: set[str] = set()
+        for e in loose:
+            if e.uuid in assigned or e.uuid not in vectors:
+                continue
+            base = np.asarray(vectors[e.uuid])
+            group = [e]
+            assigned.add(e.uuid)
+            for other in loose:
+                if other.uuid in assigned or other.uuid not in vectors:
+                    continue
+                sim = calibrate(float(np.dot(base, np.asarray(vectors[other.uuid]))), "pair")
+                if sim >= CLUSTER_SIMILARITY:
+                    group.append(other)
+                    assigned.add(other.uuid)
+            groups.append(group)
+    return [g for g in groups if len(g) >= RECURRENCE]
+
+
+async def promote(services: Services) -> dict[str, Any]:
+    """Run both promotion paths; return how many proposals each produced."""
+    learner = services.learner
+    to_semantic = to_procedural = 0
+    for group in _clusters(services, _active(services, "episodic")):
+        key = "episodic:" + ",".join(sorted(e.memory_id for e in group))
+        if _already_proposed(services, key):
+            continue
+        dates = sorted((e.valid_from or e.created_at).date().isoformat() for e in group)
+        head = max(group, key=lambda e: e.confidence)
+        candidate = Candidate(
+            text=f"Recurring pattern: {head.canonical_text} (seen {len(group)} times: {', '.join(dates)})",
+            kind="pattern",
+            tier="semantic",
+            topics=sorted({t for e in group for t in e.topics})[:6],
+            importance=max(e.importance for e in group),
+            confidence=min(0.95, 0.5 + 0.1 * len(group)),
+            authority="job",
+            reason=f"episodic pattern recurring {len(group)} times",
+        )
+        await _submit(learner, candidate, key, [e.memory_id for e in group])
+        to_semantic += 1
+    for entry in _active(services, "semantic"):
+        if entry.observations < OBSERVATIONS or entry.confidence < CONFIDENCE:
+            continue
+        key = f"semantic:{entry.memory_id}"
+        if _already_proposed(services, key):
+            continue
+        candidate = Candidate(
+            text=entry.canonical_text,
+            kind="constraint" if entry.kind in ("fact", "pattern") else entry.kind,
+            tier="procedural",
+            topics=entry.topics,
+            importance=min(5, entry.importance + 1),
+            confidence=entry.confidence,
+            authority="job",
+            reason=f"observed {entry.observations} times at confidence {entry.confidence:.2f}",
+        )
+        await _submit(learner, candidate, key, [entry.memory_id])
+        to_procedural += 1
+    return {"episodic_to_semantic": to_semantic, "semantic_to_procedural": to_procedural}
+
+
+async def _submit(learner, candidate: Candidate, key: str, promoted_from: list[str]) -> None:
+    proposal = await learner.submit(candidate, origin="promotion")
+    with learner.services.db.session() as session:
+        row = session.get(Proposal, proposal.rowid)
+        row.candidate = {**row.candidate, "promotion_key": key, "promoted_from": promoted_from}
+        session.add(row)

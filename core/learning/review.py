@@ -1,0 +1,137 @@
+"""The operator's decisions on proposals: approve (optionally edited), reject, restore.
+
+Approval canonicalises the proposal and writes through the memory API, applying the relation
+found with the closest entry (confirm, contradict, supersede, deprecate, limit in time).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from core.errors import InvalidInput, NotFound
+from core.learning.canonical import canonicalise
+from core.storage.models import MemoryEntry, Proposal
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+OPEN = ("pending", "recommended")
+
+
+def _require(services: Services, proposal_id: str) -> Proposal:
+    proposal = services.proposals.get(proposal_id)
+    if proposal is None:
+        raise NotFound(f"no proposal {proposal_id!r} (see `elora proposals`)")
+    return proposal
+
+
+def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Proposal:
+    with services.db.session() as session:
+        row = session.get(Proposal, proposal.rowid)
+        row.status = status
+        row.decided_at = services.clock.now()
+        for key, value in fields.items():
+            setattr(row, key, value)
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+        session.expunge(row)
+    return row
+
+
+def approve(services: Services, proposal_id: str, edit: str | None = None) -> MemoryEntry:
+    """Approve a pending proposal (edited text optional); return the entry it wrote or touched."""
+    proposal = _require(services, proposal_id)
+    if proposal.status not in OPEN:
+        raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
+    if edit is not None and not edit.strip():
+        raise InvalidInput("the edited text is empty")
+    relation = proposal.conflict_relation
+    old = _conflict_entry(services, proposal)
+    if relation == "duplicate" and old is not None:
+        entry = _confirm(services, old, proposal)
+    elif relation == "time_limit" and old is not None:
+        entry = _limit(services, old, proposal)
+    else:
+        entry = services.memory.save(canonicalise(services, proposal, edit))
+        if old is not None and relation in ("contradict", "supersede", "deprecate"):
+            _relate(services, entry, old, relation)
+    note = "edited" if edit is not None else proposal.decision_note
+    _decide(services, proposal, "approved", memory_id=entry.memory_id, decision_note=note,
+            text=edit.strip() if edit is not None else proposal.text)  # fmt: skip
+    log.info("proposal %s approved as %s", proposal.id, entry.memory_id)
+    return entry
+
+
+def reject(services: Services, proposal_id: str, note: str | None = None) -> Proposal:
+    """Move a proposal to the rejected archive (restorable)."""
+    proposal = _require(services, proposal_id)
+    if proposal.status not in OPEN:
+        raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
+    return _decide(services, proposal, "rejected", decision_note=note or "rejected")
+
+
+def restore(services: Services, proposal_id: str) -> Proposal:
+    """Bring a rejected proposal back to the queue."""
+    proposal = _require(services, proposal_id)
+    if proposal.status != "rejected":
+        raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not rejected")
+    status = "recommended" if (proposal.total or 0) >= 4.2 else "pending"
+    with services.db.session() as session:
+        row = session.get(Proposal, proposal.rowid)
+        row.status, row.decided_at, row.decision_note = status, None, "restored"
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+        session.expunge(row)
+    return row
+
+
+def approve_recommended(services: Services) -> list[MemoryEntry]:
+    """Approve every recommended proposal (bulk); return the entries written."""
+    return [
+        approve(services, p.id) for p in services.proposals.list(("recommended",), limit=10_000)
+    ]
+
+
+def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | None:
+    if not proposal.conflict_uuid:
+        return None
+    return services.memory.by_uuids([proposal.conflict_uuid]).get(proposal.conflict_uuid)
+
+
+def _confirm(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:
+    """A duplicate confirms: one more observation, a little more confidence, fresher."""
+    entry = canonicalise(services, proposal)
+    data = old.model_dump(exclude={"rowid", "uuid", "created_at", "vector_state"})
+    data["observations"] = old.observations + 1
+    data["confidence"] = round(old.confidence + (1 - old.confidence) * 0.25, 4)
+    data["last_touched"] = services.clock.now()
+    data["sources"] = [*old.sources, *[s for s in entry.sources if s not in old.sources]]
+    return services.memory.save(data)
+
+
+def _limit(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:
+    """Limit the old entry in time rather than adding a competing one."""
+    until = proposal.candidate.get("valid_to")
+    until_dt = datetime.fromisoformat(str(until)) if until else services.clock.now()
+    attributes = {**old.attributes, "limited_by": proposal.text[:300]}
+    return services.memory.set_status(
+        old.memory_id, old.status, valid_to=until_dt, attributes=attributes
+    )
+
+
+def _relate(services: Services, new: MemoryEntry, old: MemoryEntry, relation: str) -> None:
+    now = services.clock.now()
+    if relation == "supersede":
+        services.memory.set_status(old.memory_id, "superseded", valid_to=now)
+        services.memory.link(new.uuid, old.uuid, "supersedes")
+    elif relation == "deprecate":
+        services.memory.set_status(old.memory_id, "deprecated", valid_to=now)
+        services.memory.link(new.uuid, old.uuid, "deprecates")
+    else:
+        services.memory.link(new.uuid, old.uuid, "contradicts")

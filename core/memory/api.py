@@ -1,0 +1,131 @@
+"""The memory functions by their SPEC names, shared by the CLI, the model tools and the surfaces."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from core.ids import memory_uuid
+from core.memory.forget import ForgetReport, forget_entry
+from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, topics_from_text
+from core.storage.models import MemoryEntry
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+OPERATOR_CONFIDENCE = 0.95
+
+
+def remember(
+    services: Services,
+    text: str,
+    *,
+    kind: str = "fact",
+    tier: str | None = None,
+    importance: int = 1,
+    topics: list[str] | None = None,
+    scope: str = "global",
+    memory_id: str | None = None,
+    sources: list[dict[str, Any]] | None = None,
+    attributes: dict[str, Any] | None = None,
+) -> MemoryEntry:
+    """An explicit save by the operator: fills the strict schema with operator-authority defaults."""
+    now = services.clock.now()
+    memory_id = memory_id or _free_slug(services, slug_for(kind, text))
+    # A plain dict: save() validates it and turns a bad field into InvalidInput (one clear line).
+    entry = dict(
+        memory_id=memory_id,
+        tier=tier or KIND_TO_TIER.get(kind, "semantic"),
+        kind=kind,
+        canonical_text=text,
+        truth_mode="asserted",
+        scope=scope,
+        importance=importance,
+        confidence=OPERATOR_CONFIDENCE,
+        observations=1,
+        topics=topics or topics_from_text(text),
+        last_touched=now,
+        valid_from=now if kind == "event" else None,
+        sources=sources or [{"surface": "cli", "origin": "operator", "date": now.isoformat()}],
+        attributes=attributes or {},
+    )
+    return services.memory.save(entry)
+
+
+def _free_slug(services: Services, base: str) -> str:
+    """`base`, or `base-2`, `base-3`... so an explicit save never overwrites another memory."""
+    candidate, n = base, 1
+    while services.memory.by_uuids([memory_uuid(candidate)]):
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
+
+
+def save_memory(services: Services, entry: EntryIn | dict[str, Any]) -> MemoryEntry:
+    """Validate and upsert an entry (same memory_id → same uuid → replaced)."""
+    return services.memory.save(entry)
+
+
+def search_memory(
+    services: Services, query: str, limit: int = 5, *, scopes: list[str] | None = None,
+    tiers: list[str] | None = None, statuses: tuple[str, ...] = ("active",),
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Hybrid search reranked by cosine × importance weight; items carry tier and meaning."""
+    from core.memory.schema import TIER_MEANING
+
+    hits, degraded = services.memory.search(
+        query, limit, scopes=scopes, tiers=tiers, statuses=statuses
+    )
+    return [
+        {
+            "memory_id": h.entry.memory_id,
+            "tier": h.entry.tier,
+            "tier_meaning": TIER_MEANING[h.entry.tier],
+            "kind": h.entry.kind,
+            "text": h.entry.canonical_text,
+            "importance": h.entry.importance,
+            "confidence": h.entry.confidence,
+            "score": h.score,
+            "scope": h.entry.scope,
+            "topics": h.entry.topics,
+            "sources": h.entry.sources,
+            "degraded": degraded,
+        }
+        for h in hits
+    ]
+
+
+def list_memory_topics(services: Services, scope: str | None = "global") -> list[dict[str, Any]]:
+    """memory_id, tier, topics and importance of active entries of a scope."""
+    return services.memory.topics(scope)
+
+
+def forget_memory(services: Services, memory_id: str, with_sources: bool = False) -> ForgetReport:
+    """Erase an entry from every store (and its source messages when asked); irreversible."""
+    return forget_entry(services, memory_id, with_sources=with_sources)
+
+
+def save_session_context(
+    services: Services, text: str, source_id: str, *, user_id: str, chat_id: str
+) -> int:
+    """Index a large input in session memory under its source_id; return the chunk count."""
+    return services.session_memory.save(user_id, chat_id, source_id, text)
+
+
+def search_session_context(
+    services: Services, source_id: str, query: str, *, user_id: str, chat_id: str, limit: int = 5
+) -> list[dict[str, Any]]:
+    """Chunks of one session source scoring above the threshold."""
+    hits = services.session_memory.search(user_id, chat_id, source_id, query, limit)
+    return [
+        {"source_id": h.source_id, "position": h.position, "text": h.text, "score": h.score}
+        for h in hits
+    ]
+
+
+def entry_json(entry: MemoryEntry) -> dict[str, Any]:
+    """An entry as plain data (for `--json` listings and exports)."""
+    data = entry.model_dump(exclude={"rowid"})
+    for key in ("valid_from", "valid_to", "created_at", "last_touched"):
+        if data.get(key) is not None:
+            data[key] = data[key].isoformat()
+    return data

@@ -1,0 +1,253 @@
+"""The strict schema of a memory entry and the vocabulary of tiers, kinds and truth modes."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Tier = Literal["semantic", "episodic", "procedural", "personalized", "environment"]
+Kind = Literal[
+    "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression"
+]
+TruthMode = Literal["asserted", "observed", "inferred", "hypothesis"]
+Status = Literal["active", "superseded", "deprecated"]
+
+TIERS: tuple[str, ...] = ("semantic", "episodic", "procedural", "personalized", "environment")
+KINDS: tuple[str, ...] = (
+    "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression",
+)  # fmt: skip
+
+# What each tier means when an item of it reaches a prompt.
+TIER_MEANING: dict[str, str] = {
+    "semantic": "pattern",
+    "episodic": "trace",
+    "procedural": "rule",
+    "personalized": "preference",
+    "environment": "prediction",
+}
+
+KIND_TO_TIER: dict[str, str] = {
+    "fact": "semantic",
+    "pattern": "semantic",
+    "hypothesis": "semantic",
+    "event": "episodic",
+    "decision": "procedural",
+    "constraint": "procedural",
+    "preference": "personalized",
+    "expression": "personalized",
+}
+
+# Default rerank weights: cosine (calibrated) x weight[importance].
+IMPORTANCE_WEIGHT: dict[int, float] = {1: 1.0, 2: 1.08, 3: 1.16, 4: 1.25, 5: 1.35}
+
+_MEMORY_ID = re.compile(r"^[a-z0-9][a-z0-9._:-]{1,119}$")
+_SCOPE = re.compile(r"^(global|user:[\w.-]+|chat:[\w.-]+|project:[\w.-]+)$")
+
+
+class EntryIn(BaseModel):
+    """An entry as written through the memory API; anything incomplete is refused."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    memory_id: str
+    tier: Tier
+    kind: Kind
+    canonical_text: str = Field(min_length=1, max_length=4000)
+    embedding_text: str | None = None
+    truth_mode: TruthMode = "asserted"
+    scope: str = "global"
+    importance: int = Field(1, ge=1, le=5)
+    confidence: float = Field(ge=0.0, le=1.0)
+    observations: int = Field(ge=1)
+    topics: list[str] = Field(min_length=1)
+    last_touched: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    status: Status = "active"
+    sources: list[dict[str, Any]] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("memory_id")
+    @classmethod
+    def _memory_id(cls, value: str) -> str:
+        if not _MEMORY_ID.match(value):
+            raise ValueError(
+                "memory_id must be a lowercase slug (letters, digits, . _ : -), e.g. pref.reply-length"
+            )
+        return value
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, value: str) -> str:
+        if not _SCOPE.match(value):
+            raise ValueError("scope must be global, user:<id>, chat:<id> or project:<name>")
+        return value
+
+    @field_validator("topics")
+    @classmethod
+    def _topics(cls, value: list[str]) -> list[str]:
+        cleaned = list(dict.fromkeys(t.strip().lower() for t in value if t and t.strip()))
+        if not cleaned:
+            raise ValueError("at least one topic is required")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _defaults(self) -> EntryIn:
+        if not self.embedding_text:
+            self.embedding_text = self.canonical_text
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError("valid_to is before valid_from")
+        return self
+
+
+_STOP = set(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "by",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "we",
+        "our",
+        "they",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "its",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "yes",
+        "as",
+        "le",
+        "la",
+        "les",
+        "un",
+        "une",
+        "des",
+        "du",
+        "de",
+        "d",
+        "l",
+        "et",
+        "ou",
+        "en",
+        "au",
+        "aux",
+        "à",
+        "a",
+        "est",
+        "sont",
+        "été",
+        "je",
+        "j",
+        "me",
+        "m",
+        "mon",
+        "ma",
+        "mes",
+        "tu",
+        "te",
+        "ton",
+        "ta",
+        "tes",
+        "il",
+        "elle",
+        "nous",
+        "vous",
+        "ils",
+        "elles",
+        "leur",
+        "leurs",
+        "ce",
+        "cet",
+        "cette",
+        "ces",
+        "que",
+        "qui",
+        "quoi",
+        "dont",
+        "où",
+        "pour",
+        "par",
+        "sur",
+        "dans",
+        "avec",
+        "sans",
+        "pas",
+        "ne",
+        "n",
+        "plus",
+        "se",
+        "s",
+        "y",
+        "what",
+        "when",
+        "where",
+        "who",
+        "how",
+        "why",
+        "which",
+        "remember",
+        "souviens",
+        "toi",
+        "rappelle",
+        "that's",
+        "it's",
+        "i'm",
+    ]
+)
+
+
+def topics_from_text(text: str, limit: int = 3) -> list[str]:
+    """A few topic tags from the longest distinctive words of a text (used when none are given)."""
+    words = re.findall(r"[^\W\d_][\w'-]{2,}", text.lower())
+    seen = [w for w in dict.fromkeys(words) if w not in _STOP]
+    ranked = sorted(seen, key=len, reverse=True)[:limit]
+    return ranked or ["general"]
+
+
+def slug_for(kind: str, text: str, max_words: int = 3) -> str:
+    """A readable memory_id from a kind and a text, e.g. `pref.reply-short`."""
+    prefix = {"preference": "pref", "constraint": "rule", "decision": "decision"}.get(kind, kind)
+    words = [w for w in re.findall(r"[a-z0-9]+", _ascii(text.lower())) if w not in _STOP]
+    return f"{prefix}.{'-'.join(words[:max_words]) or 'note'}"
+
+
+def _ascii(text: str) -> str:
+    import unicodedata
+
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()

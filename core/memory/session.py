@@ -1,0 +1,162 @@
+"""Ephemeral session memory: big inputs chunked per user + chat + source, purged at session end."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlmodel import col, select
+
+from core.archive.chunking import split_text
+from core.errors import EloraError
+from core.ids import new_id
+from core.recall.lexical import fold, terms
+from core.storage.models import SessionChunk
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+SESSION_CHUNK_CHARS = 900
+SESSION_OVERLAP_CHARS = 120
+
+
+@dataclass(frozen=True)
+class SessionHit:
+    """A chunk of session memory and its calibrated score (0..1)."""
+
+    source_id: str
+    position: int
+    text: str
+    score: float
+
+
+class SessionMemory:
+    """Working memory of one session; nothing here outlives the session or its TTL."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.db = services.db
+
+    def save(self, user_id: str, chat_id: str, source_id: str, text: str) -> int:
+        """Chunk and index text under its source_id; return the number of chunks."""
+        now = self.services.clock.now()
+        expires = now + timedelta(hours=self.services.settings.session_ttl_hours)
+        pieces = split_text(text, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
+        rows = [
+            SessionChunk(
+                id=new_id(),
+                user_id=str(user_id),
+                chat_id=str(chat_id),
+                source_id=source_id,
+                position=n,
+                text=piece,
+                created_at=now,
+                expires_at=expires,
+            )
+            for n, piece in enumerate(pieces)
+        ]
+        # Kept aside: once committed, the rows are expired and detached and cannot be read.
+        ids = [r.id for r in rows]
+        with self.db.session() as session:
+            start = session.exec(
+                select(SessionChunk.position)
+                .where(SessionChunk.source_id == source_id, SessionChunk.chat_id == str(chat_id))
+                .order_by(col(SessionChunk.position).desc())
+            ).first()
+            offset = 0 if start is None else start + 1
+            for row in rows:
+                row.position += offset
+                session.add(row)
+        meta = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
+        try:
+            self.services.vectorspace.upsert(
+                "ephemeral",
+                ids,
+                pieces,
+                [{**meta, "expires_at": int(expires.timestamp())} for _ in ids],
+            )
+        except EloraError as exc:
+            log.warning("session memory stored without vectors (lexical only): %s", exc)
+        return len(rows)
+
+    def search(
+        self, user_id: str, chat_id: str, source_id: str, query: str, limit: int = 5,
+        threshold: float | None = None,
+    ) -> list[SessionHit]:  # fmt: skip
+        """Chunks of one source above the (calibrated) threshold, best first."""
+        threshold = self.services.settings.session_threshold if threshold is None else threshold
+        partition = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
+        where = {"$and": [{k: v} for k, v in partition.items()]}
+        scores: dict[str, float] = {}
+        try:
+            hits = self.services.vectorspace.query("ephemeral", query, limit * 2, where)
+            calibrate = self.services.embedder.calibrate
+            scores = {h.id: calibrate(h.similarity) for h in hits}
+        except EloraError as exc:
+            log.warning("session search degraded to lexical: %s", exc)
+            return self._lexical(partition, query, limit)
+        keep = {i: s for i, s in scores.items() if s >= threshold}
+        with self.db.session() as session:
+            rows = session.exec(select(SessionChunk).where(col(SessionChunk.id).in_(list(keep))))
+            hits = [SessionHit(r.source_id, r.position, r.text, round(keep[r.id], 4)) for r in rows]
+        return sorted(hits, key=lambda h: h.score, reverse=True)[:limit]
+
+    def _lexical(self, partition: dict, query: str, limit: int) -> list[SessionHit]:
+        words = terms(query)
+        with self.db.session() as session:
+            rows = [
+                (r.source_id, r.position, r.text)
+                for r in session.exec(
+                    select(SessionChunk).where(
+                        SessionChunk.user_id == partition["user_id"],
+                        SessionChunk.chat_id == partition["chat_id"],
+                        SessionChunk.source_id == partition["source_id"],
+                    )
+                )
+            ]
+        scored = []
+        for source_id, position, body_text in rows:
+            body = fold(body_text)
+            found = sum(1 for w in words if w in body)
+            if found:
+                scored.append(SessionHit(source_id, position, body_text, found / len(words)))
+        return sorted(scored, key=lambda h: h.score, reverse=True)[:limit]
+
+    def sources(self, user_id: str, chat_id: str) -> list[str]:
+        """The source_ids held for a session."""
+        with self.db.session() as session:
+            return list(
+                session.exec(
+                    select(SessionChunk.source_id)
+                    .where(
+                        SessionChunk.user_id == str(user_id), SessionChunk.chat_id == str(chat_id)
+                    )
+                    .distinct()
+                )
+            )
+
+    def end_session(self, user_id: str, chat_id: str) -> int:
+        """Purge everything of one session (e.g. on /new); return chunks removed."""
+        return self._purge(
+            (SessionChunk.user_id == str(user_id)) & (SessionChunk.chat_id == str(chat_id))
+        )
+
+    def purge_expired(self) -> int:
+        """Purge chunks past their TTL (the scheduled job); return chunks removed."""
+        return self._purge(SessionChunk.expires_at <= self.services.clock.now())
+
+    def _purge(self, condition) -> int:
+        with self.db.session() as session:
+            ids = list(session.exec(select(SessionChunk.id).where(condition)))
+            if ids:
+                session.connection().exec_driver_sql(
+                    f"DELETE FROM session_chunks WHERE id IN ({','.join('?' * len(ids))})",
+                    tuple(ids),
+                )
+        if ids:
+            self.services.vectors.delete("ephemeral", ids)
+        return len(ids)

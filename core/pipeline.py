@@ -1,0 +1,258 @@
+"""The assistant's one entry point: capture → classify → evidence pack → route → answer → trace.
+
+Every surface (CLI, Telegram, cockpit) calls `Assistant.handle`; nothing here knows which one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.archive.records import CaptureIn
+from core.errors import EloraError, NoModelConfigured, ProviderError, SpendingCapReached
+from core.prompts import render
+from core.recall.classifier import Classification, classify, classify_request
+from core.recall.pack import EvidencePack, build_pack
+from core.routing.loop import Router, RouteResult
+from core.routing.profile import dimension_of
+from core.routing.tiers import HOW_TO_CONFIGURE, configured
+from core.routing.tools import ToolBox, ToolContext
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+PROVIDER_DOWN = (
+    "Sorry, I can't reach my language model right now ({detail}). Your message is saved; "
+    "please try again in a moment."
+)
+
+
+@dataclass
+class Request:
+    """One incoming message, as any surface received it."""
+
+    surface: str
+    chat_id: str
+    text: str
+    user_id: str | None = None
+    message_id: str | None = None
+    sender: str | None = None
+    sent_at: datetime | None = None
+    private: bool = False
+    extra_context: str | None = None  # e.g. a document register prepared by the surface
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Reply:
+    """The answer and everything a surface may want to show about it."""
+
+    text: str
+    status: str  # answered | no_model | provider_error | spending_cap | error
+    trace_id: str | None = None
+    capture_id: str | None = None
+    classification: Classification | None = None
+    pack: EvidencePack | None = None
+    route: RouteResult | None = None
+    start_tier: str | None = None
+    gate: dict[str, Any] | None = None
+    learning: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Answer plus trace essentials as plain data (for `--json` and the cockpit)."""
+        route = self.route
+        return {
+            "text": self.text,
+            "status": self.status,
+            "trace_id": self.trace_id,
+            "capture_id": self.capture_id,
+            "start_tier": self.start_tier,
+            "final_tier": route.tier if route else None,
+            "models": route.calls if route else [],
+            "escalations": route.escalations if route else [],
+            "tool_calls": route.tool_calls if route else [],
+            "tokens_in": route.tokens_in if route else 0,
+            "tokens_out": route.tokens_out if route else 0,
+            "cost": route.cost if route else None,
+            "classification": self.classification.to_json() if self.classification else None,
+            "pack_items": self.pack.item_ids() if self.pack else [],
+            "gate": self.gate,
+            "learning": self.learning,
+        }
+
+
+class Assistant:
+    """Answers requests with bounded memory and the cheapest adequate model."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.settings = services.settings
+        if services.llm.spend is None:  # every model call of a request obeys the daily cap
+            services.llm.spend = services.spend
+
+    async def handle(self, request: Request) -> Reply:
+        """Process one message end to end; provider trouble becomes an honest short reply."""
+        started = time.perf_counter()
+        services = self.services
+        capture_id = None if request.private else self._capture(request, "user", request.text)
+        llm = services.llm if configured(self.settings) else None
+        classification = await self._classify(request.text, llm)
+        pack = build_pack(
+            services,
+            request.text,
+            chat_id=request.chat_id,
+            user_id=request.user_id,
+            classification=classification,
+            exclude_capture_ids=[capture_id] if capture_id else None,
+        )
+        reply = Reply(text="", status="answered", capture_id=capture_id,
+                      classification=classification, pack=pack)  # fmt: skip
+        if llm is None:
+            reply.text, reply.status = HOW_TO_CONFIGURE, "no_model"
+        else:
+            await self._answer(request, reply, llm)
+        if reply.status == "answered" and not request.private:
+            reply_capture = self._capture(request, "assistant", reply.text)
+            window = services.window(request.surface, request.chat_id, request.user_id)
+            window.append("user", request.text, capture_id)
+            window.append("assistant", reply.text, reply_capture)
+        reply.learning = await self._learn(request, capture_id, reply)
+        reply.trace_id = self._trace(request, reply, started)
+        return reply
+
+    async def _classify(self, text: str, llm) -> Classification:
+        """Heuristics, then the LITE model when unsure; a failing model leaves the heuristics."""
+        now = self.services.clock.now()
+        try:
+            return await classify_request(text, now, model=llm)
+        except EloraError as exc:
+            log.warning("model classifier unavailable, heuristics decide: %s", exc)
+            guess = classify(text, now)
+            guess.reasons.append(f"model classifier unavailable ({type(exc).__name__})")
+            return guess
+
+    def _capture(self, request: Request, role: str, text: str) -> str | None:
+        item = CaptureIn(
+            surface=request.surface,
+            chat_id=request.chat_id,
+            text=text,
+            sent_at=request.sent_at or self.services.clock.now(),
+            user_id=request.user_id if role == "user" else None,
+            message_id=request.message_id if role == "user" else None,
+            sender=request.sender if role == "user" else "Elora",
+            role=role,
+            provenance=request.provenance if role == "user" else {"reply_to": request.message_id},
+        )
+        return self.services.archive.capture(item).id
+
+    async def _answer(self, request: Request, reply: Reply, llm) -> None:
+        services = self.services
+        gate = services.profile.gate(reply.classification)
+        tier = gate.tier
+        if tier == "PRO" and not services.spend.allows("PRO"):
+            tier = "FLASH"
+        reply.start_tier, reply.gate = tier, gate.to_json()
+        window = services.window(request.surface, request.chat_id, request.user_id)
+        router = None
+        try:
+            await window.compact(
+                llm.context_tokens(tier), self.settings.window_context_share, model=llm
+            )
+            messages = self._messages(request, reply.pack, window, tier)
+            context = ToolContext(services, request.surface, request.chat_id, request.user_id,
+                                  request.text, reply.capture_id)  # fmt: skip
+            router = Router(
+                llm, self._toolbox(context), services.spend, self.settings.tool_call_budget
+            )
+            reply.route = await router.run(tier, messages)
+            reply.text = reply.route.text
+            if reply.route.escalations:
+                services.profile.record(dimension_of(reply.classification), "escalation")
+        except SpendingCapReached as exc:
+            reply.text, reply.status = f"Spending cap: {exc}.", "spending_cap"
+        except NoModelConfigured as exc:
+            reply.text, reply.status = str(exc), "no_model"
+        except ProviderError as exc:
+            detail = str(exc).split("(")[0].strip()
+            reply.text, reply.status = PROVIDER_DOWN.format(detail=detail), "provider_error"
+            log.warning("provider error: %s", exc)
+        if reply.route is None and router is not None and router.result.calls:
+            reply.route = router.result  # calls made before the failure are traced and paid
+
+    @staticmethod
+    def _toolbox(context: ToolContext) -> ToolBox:
+        from core.council.tools import council_allowed, council_tools
+
+        tools = council_tools()
+        gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
+        return ToolBox(context, extra=tools, gates=gates)
+
+    def _messages(self, request, pack: EvidencePack, window, tier: str) -> list[dict[str, Any]]:
+        now = self.services.clock.now()
+        evidence = render("evidence", pack=pack.to_json())
+        system = render(
+            "system",
+            operator_name=self.settings.operator_name,
+            today=now.strftime("%A %d %B %Y"),
+            tier=tier,
+            tools=True,
+            can_escalate=tier != "PRO",
+            window_summary=window.summary(),
+            window_source=f"conversation:{request.chat_id}",
+            evidence=evidence,
+        )
+        user = request.text
+        if request.extra_context:
+            user = f"{request.text}\n\n{request.extra_context}"
+        return [{"role": "system", "content": system}, *window.messages(),
+                {"role": "user", "content": user}]  # fmt: skip
+
+    async def _learn(self, request: Request, capture_id: str | None, reply: Reply) -> dict:
+        """Candidates from this exchange become proposals; a failure is reported, not hidden."""
+        try:
+            answer = reply.text if reply.status == "answered" else None
+            report = await self.services.learner.after_exchange(
+                request.text, capture_id, answer, private=request.private
+            )
+        except EloraError as exc:
+            log.warning("learning failed for this exchange: %s", exc)
+            return {"failure": f"learning failed: {exc}"}
+        return report.to_json()
+
+    def _trace(self, request: Request, reply: Reply, started: float) -> str | None:
+        route = reply.route
+        try:
+            trace = self.services.traces.record(
+                surface=request.surface,
+                chat_id=request.chat_id,
+                capture_id=reply.capture_id,
+                classification=reply.classification.to_json() if reply.classification else {},
+                pack={
+                    "items": reply.pack.item_ids() if reply.pack else [],
+                    "used": reply.pack.used if reply.pack else 0,
+                    "budget": reply.pack.budget if reply.pack else 0,
+                    "degraded": reply.pack.degraded if reply.pack else False,
+                    "cut": len(reply.pack.cut) if reply.pack else 0,
+                    "missing": reply.pack.missing if reply.pack else [],
+                    "gate": reply.gate,
+                    "start_tier": reply.start_tier,
+                },
+                models=route.calls if route else [],
+                escalations=route.escalations if route else [],
+                tool_calls=route.tool_calls if route else [],
+                tokens_in=route.tokens_in if route else 0,
+                tokens_out=route.tokens_out if route else 0,
+                cost=route.cost if route else None,
+                latency_ms=int((time.perf_counter() - started) * 1000),
+                error=None if reply.status == "answered" else reply.status,
+                learning=reply.learning,
+            )
+        except EloraError as exc:  # the answer matters more than its trace
+            log.warning("trace not stored: %s", exc)
+            return None
+        return trace.id

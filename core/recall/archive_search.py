@@ -1,0 +1,269 @@
+"""Hybrid search over archive chunks: vectors + BM25, a time window, and neighbouring messages."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.errors import EloraError
+from core.recall.lexical import fts_query, normalise_bm25
+from core.recall.timeparse import TimeWindow
+from core.storage.db import db_time
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+VECTOR_WEIGHT = 0.6
+LEXICAL_WEIGHT = 0.4
+SHORT_MESSAGE_CHARS = 80
+# Windows holding at most this many chunks are searched exactly, without Chroma's filter.
+EXACT_MAX = 500
+
+
+@dataclass
+class ArchiveHit:
+    """An archive chunk found for a query, with where it came from."""
+
+    chunk_id: str
+    kind: str
+    surface: str
+    chat_id: str
+    text: str
+    message_ids: list[str]
+    speakers: list[str]
+    first_at: datetime
+    last_at: datetime
+    score: float
+    similarity: float | None = None
+    lexical: float = 0.0
+    neighbours: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _epoch(moment: datetime) -> int:
+    from datetime import UTC
+
+    return int(moment.replace(tzinfo=UTC).timestamp())
+
+
+def _vector_where(window: TimeWindow | None, chat_id: str | None) -> dict | None:
+    clauses: list[dict] = []
+    if window is not None and window.start is not None:
+        clauses.append({"first_at": {"$gte": _epoch(window.start)}})
+    if window is not None and window.end is not None:
+        clauses.append({"first_at": {"$lt": _epoch(window.end)}})
+    if chat_id is not None:
+        clauses.append({"chat_id": chat_id})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def search_archive(
+    services: Services,
+    query: str,
+    query_vector: np.ndarray | None,
+    limit: int,
+    window: TimeWindow | None = None,
+    chat_id: str | None = None,
+    mode: str = "hybrid",
+) -> list[ArchiveHit]:
+    """Top archive chunks for a query; `mode` is hybrid, vector or lexical (for benchmarks)."""
+    fetch = max(3 * limit, 10)
+    cosine: dict[str, float] = {}
+    if query_vector is not None and mode in ("hybrid", "vector"):
+        try:
+            cosine = _nearest(services, query_vector, fetch, window, chat_id)
+        except EloraError as exc:
+            log.warning("archive vector search failed, lexical only: %s", exc)
+            query_vector = None
+    lexical = _lexical(services, query, fetch, window, chat_id) if mode != "vector" else {}
+    missing = [c for c in lexical if c not in cosine]
+    if query_vector is not None and missing and mode == "hybrid":
+        try:
+            for cid, vec in services.vectors.get_vectors("archive", missing).items():
+                cosine[cid] = float(np.dot(np.asarray(vec, dtype=np.float32), query_vector))
+        except EloraError as exc:
+            log.warning("could not score lexical archive hits by vector: %s", exc)
+    rows = _chunks(services, list(set(cosine) | set(lexical)))
+    calibrate = services.embedder.calibrate
+    hits = []
+    for row in rows:
+        sim = cosine.get(row["id"])
+        lex = lexical.get(row["id"], 0.0)
+        if mode == "vector":
+            score = calibrate(sim) if sim is not None else 0.0
+        elif mode == "lexical" or query_vector is None:
+            score = lex
+        else:
+            score = (
+                VECTOR_WEIGHT * (calibrate(sim) if sim is not None else 0.0) + LEXICAL_WEIGHT * lex
+            )
+        if window is not None and not _in_window(window, row["first_at"], row["last_at"]):
+            continue
+        hits.append(
+            ArchiveHit(
+                chunk_id=row["id"],
+                kind=row["kind"],
+                surface=row["surface"],
+                chat_id=row["chat_id"],
+                text=row["text"],
+                message_ids=row["message_ids"],
+                speakers=row["speakers"],
+                first_at=row["first_at"],
+                last_at=row["last_at"],
+                score=round(score, 4),
+                similarity=sim,
+                lexical=lex,
+            )
+        )
+    hits.sort(key=lambda h: h.score, reverse=True)
+    return hits[:limit]
+
+
+def _nearest(services, query_vector, fetch, window, chat_id) -> dict[str, float]:
+    """The `fetch` chunks nearest to the query within the window (and chat): {id: cosine}.
+
+    Chroma's metadata pre-filter costs tens of ms of CPU on a large archive however little it
+    keeps (a week as much as a year), so a window holding few chunks is scored exactly here,
+    from their stored vectors; larger selections go through Chroma's filter.
+    """
+    if window is not None and (window.start is not None or window.end is not None):
+        ids = _window_ids(services, window, chat_id, EXACT_MAX + 1)
+        if len(ids) <= EXACT_MAX:
+            stored = services.vectors.get_vectors("archive", ids)
+            if not stored:
+                return {}
+            matrix = np.asarray(list(stored.values()), dtype=np.float32)
+            sims = matrix @ np.asarray(query_vector, dtype=np.float32)
+            order = np.argsort(-sims)[:fetch]
+            keys = list(stored)
+            return {keys[i]: float(sims[i]) for i in order}
+    where = _vector_where(window, chat_id)
+    hits = services.vectors.query("archive", query_vector.tolist(), fetch, where)
+    return {hit.id: hit.similarity for hit in hits}
+
+
+def _window_ids(services, window: TimeWindow, chat_id: str | None, limit: int) -> list[str]:
+    """Ids of chunks starting inside the window, as the vector filter selects them."""
+    sql, params = "SELECT id FROM chunks WHERE 1 = 1", []
+    if window.start is not None:
+        sql += " AND first_at >= ?"
+        params.append(db_time(window.start))
+    if window.end is not None:
+        sql += " AND first_at < ?"
+        params.append(db_time(window.end))
+    if chat_id is not None:
+        sql += " AND chat_id = ?"
+        params.append(chat_id)
+    sql += " LIMIT ?"
+    params.append(limit)
+    with services.db.session() as session:
+        rows = session.connection().exec_driver_sql(sql, tuple(params)).all()
+    return [r[0] for r in rows]
+
+
+def _in_window(window: TimeWindow, first: datetime, last: datetime) -> bool:
+    if window.start is not None and last < window.start:
+        return False
+    return not (window.end is not None and first >= window.end)
+
+
+def _lexical(services, query, limit, window, chat_id) -> dict[str, float]:
+    match = fts_query(query)
+    if not match:
+        return {}
+    sql = (
+        "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts "
+        "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+    )
+    params: list[Any] = [match]
+    if window is not None and window.start is not None:
+        sql += " AND c.last_at >= ?"
+        params.append(db_time(window.start))
+    if window is not None and window.end is not None:
+        sql += " AND c.first_at < ?"
+        params.append(db_time(window.end))
+    if chat_id is not None:
+        sql += " AND c.chat_id = ?"
+        params.append(chat_id)
+    sql += " ORDER BY rank LIMIT ?"
+    params.append(limit)
+    with services.db.session() as session:
+        rows = session.connection().exec_driver_sql(sql, tuple(params)).all()
+    return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))
+
+
+def _parse_time(value) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
+def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at "
+                f"FROM chunks WHERE id IN ({marks})",
+                tuple(ids),
+            )
+            .all()
+        )
+    return [
+        {
+            "id": r[0],
+            "kind": r[1],
+            "surface": r[2],
+            "chat_id": r[3],
+            "text": r[4],
+            "message_ids": json.loads(r[5]),
+            "speakers": json.loads(r[6]),
+            "first_at": _parse_time(r[7]),
+            "last_at": _parse_time(r[8]),
+        }
+        for r in rows
+    ]
+
+
+def attach_neighbours(services: Services, hit: ArchiveHit, before: int = 2, after: int = 1) -> None:
+    """Bring the messages around a short single-message hit, which rarely stands on its own."""
+    if hit.kind != "message" or len(hit.text) > SHORT_MESSAGE_CHARS:
+        return
+    with services.db.session() as session:
+        conn = session.connection()
+        anchor = conn.exec_driver_sql(
+            "SELECT sent_at FROM captures WHERE surface = ? AND chat_id = ? AND message_id = ?",
+            (hit.surface, hit.chat_id, hit.message_ids[0]),
+        ).first()
+        if anchor is None:
+            return
+        columns = "message_id, sender, role, text, sent_at"
+        earlier = conn.exec_driver_sql(
+            f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at < ? "
+            "ORDER BY sent_at DESC LIMIT ?",
+            (hit.surface, hit.chat_id, anchor[0], before),
+        ).all()
+        later = conn.exec_driver_sql(
+            f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at > ? "
+            "ORDER BY sent_at LIMIT ?",
+            (hit.surface, hit.chat_id, anchor[0], after),
+        ).all()
+    hit.neighbours = [
+        {
+            "message_id": m[0],
+            "speaker": m[1] or m[2],
+            "text": m[3],
+            "date": str(_parse_time(m[4]).isoformat()),
+            "position": "before" if m in earlier else "after",
+        }
+        for m in [*reversed(earlier), *later]
+    ]

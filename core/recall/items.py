@@ -1,0 +1,125 @@
+"""Turning recalled entries and archive hits into evidence-pack items (the JSON contract)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.memory.schema import TIER_MEANING
+from core.recall.archive_search import ArchiveHit
+from core.recall.tokens import count_tokens
+from core.storage.models import EntryLink, MemoryEntry
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+ITEM_OVERHEAD_TOKENS = 12
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def item_tokens(item: dict[str, Any]) -> int:
+    """What an item costs in the prompt: its text, neighbours and a fixed label overhead."""
+    extra = sum(count_tokens(n["text"]) + 4 for n in item.get("neighbours", []))
+    return count_tokens(item["text"]) + extra + ITEM_OVERHEAD_TOKENS
+
+
+def entry_item(
+    entry: MemoryEntry,
+    score: float,
+    links: list[EntryLink],
+    related: dict[str, MemoryEntry],
+    reason: str = "",
+) -> dict[str, Any]:
+    """An entry as a pack item, with its contradictions and superseded history."""
+    contradictions, history = [], []
+    for link in links:
+        if entry.uuid not in (link.from_uuid, link.to_uuid):
+            continue
+        other = related.get(link.to_uuid if link.from_uuid == entry.uuid else link.from_uuid)
+        if other is None:
+            continue
+        ref = {"id": other.memory_id, "relation": link.relation, "text": other.canonical_text}
+        if link.relation == "contradicts":
+            contradictions.append(ref)
+        elif link.relation in ("supersedes", "deprecates", "limits-in-time"):
+            history.append({**ref, "status": other.status, "valid_to": _iso(other.valid_to)})
+    return {
+        "id": entry.memory_id,
+        "source_type": "entry",
+        "tier": entry.tier,
+        "tier_meaning": TIER_MEANING[entry.tier],
+        "kind": entry.kind,
+        "text": entry.canonical_text,
+        "score": round(score, 4),
+        "confidence": entry.confidence,
+        "importance": entry.importance,
+        "truth_mode": entry.truth_mode,
+        "status": entry.status,
+        "scope": entry.scope,
+        "topics": entry.topics,
+        "dates": {
+            "created_at": _iso(entry.created_at),
+            "last_touched": _iso(entry.last_touched),
+            "valid_from": _iso(entry.valid_from),
+            "valid_to": _iso(entry.valid_to),
+        },
+        "sources": [_source(s) for s in entry.sources],
+        "contradictions": contradictions,
+        "history": history,
+        "reason": reason,
+    }
+
+
+def _source(source: dict[str, Any]) -> dict[str, Any]:
+    keys = ("surface", "chat_id", "message_id", "date", "capture_id", "speaker", "origin")
+    return {k: source.get(k) for k in keys if source.get(k) is not None}
+
+
+def archive_item(services: Services, hit: ArchiveHit) -> dict[str, Any]:
+    """An archive chunk as a pack item: speakers, dates, the chat and every message id."""
+    return {
+        "id": f"archive:{hit.chunk_id}",
+        "source_type": "archive",
+        "tier": "archive",
+        "tier_meaning": "evidence",
+        "kind": hit.kind,
+        "text": hit.text,
+        "score": hit.score,
+        "confidence": None,
+        "chat_id": hit.chat_id,
+        "surface": hit.surface,
+        "message_ids": hit.message_ids,
+        "speakers": hit.speakers,
+        "dates": {"first_at": _iso(hit.first_at), "last_at": _iso(hit.last_at)},
+        "sources": message_sources(services, hit),
+        "neighbours": hit.neighbours,
+        "contradictions": [],
+    }
+
+
+def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]:
+    """One source per message the chunk covers: surface, chat, message id, date, speaker."""
+    marks = ",".join("?" * len(hit.message_ids))
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT message_id, sent_at, sender, role FROM captures "
+                f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY sent_at",
+                (hit.surface, hit.chat_id, *hit.message_ids),
+            )
+            .all()
+        )
+    return [
+        {
+            "surface": hit.surface,
+            "chat_id": hit.chat_id,
+            "message_id": r[0],
+            "date": str(r[1]).replace(" ", "T"),
+            "speaker": r[2] or r[3],
+        }
+        for r in rows
+    ]

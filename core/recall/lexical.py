@@ -1,0 +1,225 @@
+"""Lexical search with SQLite FTS5 / BM25: query building for French and English text."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_STOPWORDS = set(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "by",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "yours",
+        "we",
+        "our",
+        "they",
+        "them",
+        "their",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "its",
+        "do",
+        "does",
+        "did",
+        "done",
+        "not",
+        "no",
+        "yes",
+        "as",
+        "if",
+        "so",
+        "but",
+        "than",
+        "then",
+        "there",
+        "here",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "which",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "have",
+        "has",
+        "had",
+        "about",
+        "into",
+        "over",
+        "under",
+        "again",
+        "tell",
+        "say",
+        "said",
+        "know",
+        "remember",
+        "recall",
+        "please",
+        "any",
+        "some",
+        "all",
+        "le",
+        "la",
+        "les",
+        "un",
+        "une",
+        "des",
+        "du",
+        "de",
+        "d",
+        "l",
+        "et",
+        "ou",
+        "en",
+        "au",
+        "aux",
+        "a",
+        "est",
+        "sont",
+        "ete",
+        "etre",
+        "je",
+        "j",
+        "me",
+        "m",
+        "mon",
+        "ma",
+        "mes",
+        "tu",
+        "te",
+        "t",
+        "ton",
+        "ta",
+        "tes",
+        "il",
+        "elle",
+        "on",
+        "nous",
+        "vous",
+        "ils",
+        "elles",
+        "leur",
+        "leurs",
+        "ce",
+        "c",
+        "cet",
+        "cette",
+        "ces",
+        "que",
+        "qu",
+        "qui",
+        "quoi",
+        "dont",
+        "ou",
+        "pour",
+        "par",
+        "sur",
+        "dans",
+        "avec",
+        "sans",
+        "pas",
+        "ne",
+        "n",
+        "plus",
+        "se",
+        "s",
+        "y",
+        "ai",
+        "as",
+        "avait",
+        "avais",
+        "fait",
+        "faire",
+        "quel",
+        "quelle",
+        "quels",
+        "quelles",
+        "est-ce",
+        "comment",
+        "pourquoi",
+        "quand",
+        "rappelle",
+        "souviens",
+        "dit",
+        "dis",
+        "peux",
+        "veux",
+    ]
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def fold(text: str) -> str:
+    """Lowercase without accents, as FTS5's unicode61 tokenizer with remove_diacritics sees it."""
+    text = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def terms(question: str) -> list[str]:
+    """Distinctive words of a question (stopwords removed, accents folded, order kept)."""
+    words = [w for w in _WORD.findall(fold(question)) if len(w) > 1 and w not in _STOPWORDS]
+    return list(dict.fromkeys(words))
+
+
+def fts_query(question: str, max_terms: int = 12) -> str | None:
+    """An FTS5 MATCH expression: OR of terms, long words as prefixes (déménage ~ déménagement)."""
+    parts = []
+    for word in terms(question)[:max_terms]:
+        if len(word) >= 7 and word.isalpha():
+            parts.append(f'"{word[: max(5, len(word) - 3)]}"*')
+        else:
+            parts.append(f'"{word}"')
+    return " OR ".join(parts) if parts else None
+
+
+def normalise_bm25(scores: list[float]) -> list[float]:
+    """Map SQLite bm25 values (lower is better, negative) onto (0, 1], best = 1."""
+    if not scores:
+        return []
+    best = min(scores)
+    if best >= 0:
+        return [1.0 for _ in scores]
+    return [max(0.0, s / best) for s in scores]

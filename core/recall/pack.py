@@ -1,0 +1,418 @@
+"""The evidence pack: a small, bounded, sourced selection of memory for one request (L0-L3).
+
+L0 identity wake-up (always), L1 operational essentials, L2 focused typed recall (maintained
+entries first, archive chunks as secondary evidence), L3 deep search only when needed. No
+layer and no pack ever exceeds its token budget; what was cut is reported, and so is what is
+missing. `EvidencePack.to_json()` is the public contract printed by `elora context --json`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, select
+
+from core.errors import EloraError
+from core.memory.tiers import judge
+from core.recall.archive_search import attach_neighbours, search_archive
+from core.recall.classifier import Classification, classify
+from core.recall.items import archive_item, entry_item, item_tokens
+from core.recall.lexical import terms
+from core.recall.timeparse import TimeWindow, anchored
+from core.recall.tokens import truncate_to_tokens
+from core.storage.models import MemoryEntry
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+PACK_VERSION = 1
+LAYER_TITLES = {
+    "L0": "identity wake-up",
+    "L1": "operational essentials",
+    "L2": "focused recall",
+    "L3": "deep search",
+}
+L0_MAX, L1_MAX = 300, 800
+ENTRY_MIN_SCORE = 0.25
+ARCHIVE_MIN_SCORE = 0.25
+WEAK_SCORE = 0.45
+L1_MANIFEST = 40
+RECENCY_HALF_LIFE_DAYS = 90
+
+
+@dataclass
+class Layer:
+    """One layer of the pack and its budget."""
+
+    name: str
+    budget: int
+    ran: bool = False
+    used: int = 0
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The layer as plain data."""
+        return {
+            "title": LAYER_TITLES[self.name],
+            "ran": self.ran,
+            "budget": self.budget,
+            "used": self.used,
+            "items": self.items,
+        }
+
+
+@dataclass
+class EvidencePack:
+    """What one request may see of memory, and what it may not (cut, missing, degraded)."""
+
+    question: str
+    classification: Classification
+    budget: int
+    layers: dict[str, Layer]
+    chat_id: str | None = None
+    user_id: str | None = None
+    time_window: TimeWindow | None = None
+    degraded: bool = False
+    degraded_reason: str | None = None
+    cut: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    advice: dict[str, Any] = field(default_factory=dict)
+    generated_at: datetime | None = None
+
+    @property
+    def used(self) -> int:
+        """Tokens used by every layer together."""
+        return sum(layer.used for layer in self.layers.values())
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every item, layer by layer."""
+        return [item for layer in self.layers.values() for item in layer.items]
+
+    def item_ids(self) -> list[str]:
+        """Ids of every item (for traces)."""
+        return [item["id"] for item in self.items()]
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON contract (see README, "Evidence pack JSON")."""
+        return {
+            "version": PACK_VERSION,
+            "question": self.question,
+            "chat_id": self.chat_id,
+            "user_id": self.user_id,
+            "generated_at": self.generated_at.isoformat() if self.generated_at else None,
+            "classification": self.classification.to_json(),
+            "time_window": self.time_window.to_json() if self.time_window else None,
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason,
+            "budget": {"total": self.budget, "used": self.used},
+            "layers": {name: layer.to_json() for name, layer in self.layers.items()},
+            "cut": self.cut,
+            "missing": self.missing,
+            "advice": self.advice,
+        }
+
+
+class PackBuilder:
+    """Assembles one pack; every layer spends from the same total budget, L0 first."""
+
+    def __init__(
+        self,
+        services: Services,
+        question: str,
+        *,
+        chat_id: str | None = None,
+        user_id: str | None = None,
+        budget: int | None = None,
+        classification: Classification | None = None,
+        exclude_capture_ids: list[str] | None = None,
+    ):
+        self.services = services
+        self.exclude = set(exclude_capture_ids or [])
+        self.question = question
+        self.now = services.clock.now()
+        self.total = int(budget or services.settings.pack_budget_tokens)
+        self.classification = classification or classify(question, self.now)
+        self.chat_id = str(chat_id) if chat_id is not None else None
+        self.user_id = str(user_id) if user_id is not None else None
+        self.terms = set(terms(question))
+        self.seen: set[str] = set()
+        self.query_vector = None
+        self.pack = EvidencePack(
+            question=question,
+            classification=self.classification,
+            budget=self.total,
+            layers={},
+            chat_id=self.chat_id,
+            user_id=self.user_id,
+            time_window=self.classification.time_window,
+            generated_at=self.now,
+        )
+
+    # -- budget ----------------------------------------------------------------------------
+
+    def _remaining(self) -> int:
+        return self.total - self.pack.used
+
+    def _add(self, layer: Layer, item: dict[str, Any]) -> bool:
+        if item["id"] in self.seen:
+            return False
+        cost = item_tokens(item)
+        if layer.used + cost > layer.budget or cost > self._remaining():
+            self.pack.cut.append(
+                {"id": item["id"], "layer": layer.name, "tokens": cost, "reason": "budget"}
+            )
+            return False
+        item["layer"] = layer.name
+        item["tokens"] = cost
+        layer.items.append(item)
+        layer.used += cost
+        self.seen.add(item["id"])
+        return True
+
+    def _layer(self, name: str, budget: int) -> Layer:
+        layer = Layer(name, max(0, min(budget, self._remaining())))
+        self.pack.layers[name] = layer
+        return layer
+
+    # -- assembly --------------------------------------------------------------------------
+
+    def build(self) -> EvidencePack:
+        """Run the layers the classification asks for and fill in advice."""
+        need = self.classification.memory_need
+        self._embed_query(need)
+        self._l0()
+        l1 = self._layer("L1", min(L1_MAX, int(self.total * 0.3)) if need != "none" else 0)
+        if need != "none":
+            self._l1(l1)
+        deep = need == "L3"
+        focused = need in ("L2", "L3")
+        l2 = self._layer("L2", int(self._remaining() * (0.55 if deep else 1.0)) if focused else 0)
+        entries_found = archive_found = 0
+        best = 0.0
+        if focused:
+            self._resolve_anchor()
+            entries_found, archive_found, best = self._l2(l2)
+        l3 = self._layer("L3", self._remaining() if deep else 0)
+        if deep:
+            archive_found += self._l3(l3)
+        self._advise(need, entries_found, archive_found, best)
+        return self.pack
+
+    def _embed_query(self, need: str) -> None:
+        if need in ("none", "L0-L1"):
+            return
+        try:
+            self.services.vectorspace.ensure_compatible()
+            self.query_vector = self.services.embedder.embed_query(self.question)
+        except EloraError as exc:
+            self.pack.degraded = True
+            self.pack.degraded_reason = (
+                f"embeddings unavailable ({exc}); lexical + time + provenance only"
+            )
+            log.warning("evidence pack degraded: %s", exc)
+
+    def _l0(self) -> None:
+        layer = self._layer("L0", min(L0_MAX, int(self.total * 0.15)))
+        layer.ran = True
+        identity = self._identity_text()
+        if identity:
+            text = truncate_to_tokens(identity, max(0, layer.budget // 2))
+            if text:
+                path = str(self._identity_path())
+                self._add(layer, {
+                    "id": "identity", "source_type": "identity", "tier": "identity",
+                    "tier_meaning": "identity", "kind": "identity", "text": text, "score": 1.0,
+                    "confidence": None, "dates": {}, "sources": [{"file": path}],
+                    "contradictions": [], "truncated": text != identity.strip(),
+                })  # fmt: skip
+        axioms = self._entries(
+            (MemoryEntry.tier == "personalized") & (MemoryEntry.importance == 5), limit=10
+        )
+        links, related = self._links(axioms)  # every item carries its known contradictions
+        for entry in axioms:
+            self._add(layer, entry_item(entry, 1.0, links, related, "importance 5 preference"))
+
+    def _identity_path(self) -> Path:
+        return self.services.settings.identity_file or self.services.settings.home / "identity.md"
+
+    def _identity_text(self) -> str:
+        path = self._identity_path()
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            self.pack.missing.append(f"no identity file at {path}")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.pack.missing.append(f"identity file unreadable: {exc}")
+        return ""
+
+    def _entries(self, condition, limit: int) -> list[MemoryEntry]:
+        stmt = (
+            select(MemoryEntry)
+            .where(MemoryEntry.status == "active", condition)
+            .order_by(
+                col(MemoryEntry.importance).desc(),
+                col(MemoryEntry.confidence).desc(),
+                col(MemoryEntry.last_touched).desc(),
+            )
+            .limit(limit)
+        )
+        with self.services.db.session() as session:
+            rows = list(session.exec(stmt))
+            for r in rows:
+                session.expunge(r)
+        return [r for r in rows if self._visible(r)]
+
+    def _visible(self, entry: MemoryEntry) -> bool:
+        """Entries scoped to another user or chat stay out of this pack."""
+        kind, _, value = entry.scope.partition(":")
+        if kind == "user" and self.user_id is not None:
+            return value == self.user_id
+        if kind == "chat" and self.chat_id is not None:
+            return value == self.chat_id
+        return True
+
+    def _l1(self, layer: Layer) -> None:
+        layer.ran = True
+        # The manifest: a small slice read through the (status, importance) order, never the store.
+        manifest = self._entries(
+            (MemoryEntry.tier != "episodic") & (MemoryEntry.importance >= 2), limit=L1_MANIFEST
+        )
+
+        def essential(entry: MemoryEntry) -> float:
+            age = max(0.0, (self.now - entry.last_touched).total_seconds() / 86400)
+            recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+            return entry.importance / 5 * (0.5 + 0.5 * recency) * entry.confidence
+
+        links, related = self._links(manifest)
+        for entry in sorted(manifest, key=essential, reverse=True):
+            self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
+
+    def _resolve_anchor(self) -> None:
+        window = self.pack.time_window
+        if window is None or not window.anchor:
+            return
+        moment = self._date_of(window.anchor)
+        if moment is None:
+            self.pack.advice.setdefault("reasons", []).append(
+                f"could not date '{window.anchor}': ask when it happened"
+            )
+            self.pack.advice["clarify"] = True
+            self.pack.time_window = None
+            return
+        self.pack.time_window = anchored(window, moment)
+
+    def _date_of(self, anchor: str) -> datetime | None:
+        memory = self.services.memory
+        hits, _ = memory.search(anchor, limit=3, tiers=["episodic"])
+        for hit in hits:
+            if hit.score >= ENTRY_MIN_SCORE:
+                return hit.entry.valid_from or hit.entry.created_at
+        vector = None
+        if self.query_vector is not None:
+            try:
+                vector = self.services.embedder.embed_query(anchor)
+            except EloraError:
+                vector = None
+        found = search_archive(self.services, anchor, vector, limit=1)
+        return found[0].first_at if found and found[0].score >= WEAK_SCORE else None
+
+    def _l2(self, layer: Layer) -> tuple[int, int, float]:
+        layer.ran = True
+        window = self.pack.time_window
+        hits, degraded = self.services.memory.search(
+            self.question, limit=8, query_vector=self.query_vector
+        )
+        if degraded and not self.pack.degraded:
+            self.pack.degraded = True
+            self.pack.degraded_reason = "vector search failed; lexical + time + provenance only"
+        cued = set(self.classification.tiers)
+        ranked = []
+        already = 0
+        for hit in hits:
+            if not self._visible(hit.entry):
+                continue
+            if hit.entry.memory_id in self.seen:  # already in L0/L1: relevant, not repeated
+                already += hit.score >= ENTRY_MIN_SCORE
+                continue
+            verdict = judge(hit.entry, self.terms, window)
+            if not verdict.keep:
+                self.pack.cut.append(
+                    {"id": hit.entry.memory_id, "layer": "L2", "reason": verdict.reason}
+                )
+                continue
+            score = hit.score * verdict.factor * (1.1 if hit.entry.tier in cued else 1.0)
+            if score >= ENTRY_MIN_SCORE or self.pack.degraded:
+                ranked.append((score, hit.entry, verdict.reason))
+        ranked.sort(key=lambda r: r[0], reverse=True)
+        links, related = self._links([e for _, e, _ in ranked])
+        entries = already + sum(
+            self._add(layer, entry_item(entry, score, links, related, reason))
+            for score, entry, reason in ranked
+        )
+        archive = self._archive(layer, limit=5)
+        best = max(
+            [
+                ranked[0][0] if ranked else 0.0,
+                *[h.score for h in hits if h.entry.memory_id in self.seen],
+            ]
+        )
+        return entries, archive, best
+
+    def _links(self, entries: list[MemoryEntry]):
+        links = self.services.memory.links_of([e.uuid for e in entries])
+        others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
+        return links, self.services.memory.by_uuids(list(others))
+
+    def _archive(self, layer: Layer, limit: int, min_score: float = ARCHIVE_MIN_SCORE) -> int:
+        hits = search_archive(
+            self.services, self.question, self.query_vector, limit, window=self.pack.time_window
+        )
+        added = 0
+        for hit in hits:
+            if hit.score < min_score or self._is_excluded(hit):
+                continue
+            attach_neighbours(self.services, hit)
+            added += self._add(layer, archive_item(self.services, hit))
+        return added
+
+    def _is_excluded(self, hit) -> bool:
+        """The request's own message (captured first) is not evidence about itself."""
+        if not self.exclude:
+            return False
+        return bool(self.exclude & set(self.services.archive.capture_ids_of(hit.chunk_id)))
+
+    def _l3(self, layer: Layer) -> int:
+        layer.ran = True
+        return self._archive(layer, limit=12, min_score=ARCHIVE_MIN_SCORE * 0.6)
+
+    def _advise(self, need: str, entries: int, archive: int, best: float) -> None:
+        advice = self.pack.advice
+        reasons = advice.setdefault("reasons", [])
+        advice.setdefault("clarify", False)
+        advice["deep_search"] = False
+        if need not in ("L2", "L3"):
+            return
+        subject = ", ".join(sorted(self.terms)[:6]) or self.question
+        if entries == 0:
+            self.pack.missing.append(f"no maintained memory about: {subject}")
+        if archive == 0:
+            self.pack.missing.append(f"no archived message about: {subject}")
+        if self.pack.degraded:
+            self.pack.missing.append("semantic search unavailable (degraded)")
+        if need == "L2" and (entries == 0 or best < WEAK_SCORE):
+            advice["deep_search"] = True
+            reasons.append("focused recall is weak: a deep search (L3) may find more")
+        if entries == 0 and archive == 0 and len(self.terms) < 2:
+            advice["clarify"] = True
+            reasons.append("the question is too vague to search memory: ask for details")
+
+
+def build_pack(services: Services, question: str, **options: Any) -> EvidencePack:
+    """Assemble the evidence pack for a question (see PackBuilder for the options)."""
+    return PackBuilder(services, question, **options).build()

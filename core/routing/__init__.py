@@ -1,0 +1,1 @@
+"""Routing: which model answers (LITE, FLASH, PRO), with tools, escalation, fallbacks and cost."""

