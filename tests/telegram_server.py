@@ -3,7 +3,8 @@
 It speaks the real HTTP API that python-telegram-bot uses (getMe, getUpdates with offsets and
 long polling, sendMessage, editMessageText, editMessageReplyMarkup, sendChatAction,
 answerCallbackQuery, setMyCommands, deleteWebhook, getFile and file downloads), records every
-call, and can fail a method with an HTTP status a given number of times.
+call and every message it returned, and can fail a method with an HTTP status (and the error
+description Telegram would give) a given number of times.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from urllib.parse import parse_qs
 
 BOT_ID = 777000111
 MAX_POLL_WAIT = 1.0
+DESCRIPTIONS = {400: "Bad Request", 403: "Forbidden", 429: "Too Many Requests", 502: "Bad Gateway"}
 
 
 def _decode(value: str) -> Any:
@@ -37,7 +39,9 @@ class FakeTelegram:
         self.updates: list[dict[str, Any]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.files: dict[str, bytes] = {}
-        self.failures: dict[str, list[int]] = defaultdict(list)
+        self.failures: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        self.returned: list[dict[str, Any]] = []  # messages sent or edited, as the API returned
+        self.chat_types: dict[int, str] = {}
         self.cond = threading.Condition()
         self.next_update_id = 1000
         self.next_message_id = 5000
@@ -52,14 +56,22 @@ class FakeTelegram:
             if "update_id" not in update:
                 update = {"update_id": self.next_update_id, **update}
                 self.next_update_id += 1
+            for value in update.values():
+                chat = value.get("chat") if isinstance(value, dict) else None
+                if chat:
+                    self.chat_types[int(chat["id"])] = chat.get("type", "private")
             self.updates.append(update)
             self.cond.notify_all()
             return update["update_id"]
 
-    def fail(self, method: str, status: int = 502, times: int = 1) -> None:
-        """Answer the next `times` calls of `method` with an HTTP error."""
+    def fail(
+        self, method: str, status: int = 502, times: int = 1, description: str | None = None
+    ) -> None:
+        """Answer the next `times` calls of `method` with an HTTP error (and its description,
+        e.g. "Bad Request: can't parse entities: ...")."""
+        text = description or DESCRIPTIONS.get(status, "Error")
         with self.cond:
-            self.failures[method].extend([status] * times)
+            self.failures[method].extend([(status, text)] * times)
 
     def add_file(self, file_id: str, data: bytes) -> None:
         """Make a file downloadable through getFile."""
@@ -77,6 +89,11 @@ class FakeTelegram:
             for p in self.calls_to("sendMessage")
             if chat_id is None or int(p["chat_id"]) == chat_id
         ]
+
+    def messages(self, chat_id: int | None = None) -> list[dict[str, Any]]:
+        """Messages sendMessage returned (with their message_id), optionally for one chat."""
+        with self.cond:
+            return [m for m in self.returned if chat_id is None or m["chat"]["id"] == chat_id]
 
     def wait_for(self, predicate, timeout: float = 30.0) -> bool:
         """Block until predicate() is true (re-checked on every API call) or the timeout."""
@@ -174,10 +191,10 @@ class FakeTelegram:
     def _answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self.cond:
             if self.failures.get(method):
-                status = self.failures[method].pop(0)
+                status, description = self.failures[method].pop(0)
                 self.calls.append((f"{method}!{status}", params))
                 self.cond.notify_all()
-                return status, {"ok": False, "error_code": status, "description": "Bad Gateway"}
+                return status, {"ok": False, "error_code": status, "description": description}
         if method == "getUpdates":
             return 200, {"ok": True, "result": self._get_updates(params)}
         with self.cond:
@@ -210,9 +227,15 @@ class FakeTelegram:
             if method == "sendMessage":
                 self.next_message_id += 1
             chat_id = int(params["chat_id"]) if "chat_id" in params else 0
-            return {"message_id": int(params.get("message_id") or self.next_message_id), "date": now,
-                    "chat": {"id": chat_id, "type": "private"}, "text": params.get("text", ""),
-                    "from": {"id": BOT_ID, "is_bot": True, "first_name": "Elora"}}  # fmt: skip
+            message = {"message_id": int(params.get("message_id") or self.next_message_id),
+                       "date": now, "text": str(params.get("text", "")),
+                       "chat": {"id": chat_id, "type": self.chat_types.get(chat_id, "private")},
+                       "from": {"id": BOT_ID, "is_bot": True, "first_name": "Elora"}}  # fmt: skip
+            if params.get("reply_markup"):
+                message["reply_markup"] = params["reply_markup"]
+            if method == "sendMessage":
+                self.returned.append(message)
+            return message
         if method == "getFile":
             file_id = params["file_id"]
             return {"file_id": file_id, "file_unique_id": f"u{file_id}",

@@ -9,6 +9,7 @@ import sys
 
 # Subcommand modules, in the order `elora --help` lists them.
 COMMAND_MODULES = (
+    "cockpit",
     "bot",
     "doctor",
     "import_cmd",

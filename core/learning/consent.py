@@ -17,11 +17,13 @@ _DONT_REMEMBER = re.compile(
     r"don'?t (remember|save|store|keep|record|memori[sz]e) (this|that|it)|do not (remember|save|store|keep|record) "
     r"(this|that|it)|off the record|forget (i said|what i just said) (this|that)?|between us)"
 )
+# An instruction, so at the start of a clause: "I never remember names" is not one.
 _NEVER_STORE = re.compile(
+    r"(?:^|[.!?;:,]\s*)(?:please\s+|s'il te plait,?\s+|stp,?\s+)?"
     r"(?:never (?:store|remember|save|keep|record)|don'?t ever (?:store|remember|save|keep)|"
     r"ne (?:retiens|stocke|garde|memorise|enregistre) jamais|n'enregistre jamais)\s+"
     r"(?:anything (?:about|on|regarding)\s+|rien (?:sur|de|a propos de|concernant)\s+|"
-    r"(?:mes|my|les|the|des)\s+)?(.{2,80}?)\s*[.!?]*$"
+    r"(?:mes|my|les|the|des)\s+)?([^.!?;]{2,80}?)\s*(?:[.!?;]|$)"
 )
 
 

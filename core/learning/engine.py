@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from core.errors import EloraError
+from core.errors import EloraError, InvalidInput
 from core.learning import admission
 from core.learning.candidates import Candidate, ExtractionOutput
 from core.learning.consent import (
@@ -137,6 +137,12 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
+        if candidate.authority != "operator" and blocked_by_rule(
+            candidate.text, never_store_patterns(services)
+        ):
+            # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
+            # the operator's standing rule holds even where no caller checked it first.
+            raise InvalidInput("the operator asked never to store this subject (consent rule)")
         captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
         verdict = admission.score(services, candidate, captured_at)
         relation = None

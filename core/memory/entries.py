@@ -168,17 +168,8 @@ class MemoryStore:
                 session.expunge(r)
         return {r.uuid: r for r in rows}
 
-    def list(
-        self,
-        tier: str | None = None,
-        scope: str | None = None,
-        topic: str | None = None,
-        status: str | None = "active",
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[MemoryEntry]:
-        """A page of entries, most recently touched first."""
-        stmt = select(MemoryEntry)
+    @staticmethod
+    def _filtered(stmt, tier, scope, topic, status):
         if tier:
             stmt = stmt.where(MemoryEntry.tier == tier)
         if scope:
@@ -189,6 +180,19 @@ class MemoryStore:
             stmt = stmt.where(
                 text("EXISTS (SELECT 1 FROM json_each(memory_entries.topics) WHERE value = :topic)")
             ).params(topic=topic.lower())
+        return stmt
+
+    def list(
+        self,
+        tier: str | None = None,
+        scope: str | None = None,
+        topic: str | None = None,
+        status: str | None = "active",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryEntry]:
+        """A page of entries, most recently touched first."""
+        stmt = self._filtered(select(MemoryEntry), tier, scope, topic, status)
         stmt = stmt.order_by(col(MemoryEntry.last_touched).desc()).offset(offset).limit(limit)
         with self.db.session() as session:
             rows = list(session.exec(stmt))
@@ -196,11 +200,17 @@ class MemoryStore:
                 session.expunge(r)
         return rows
 
-    def count(self, status: str | None = None) -> int:
-        """How many entries (optionally with a status)."""
-        stmt = select(func.count()).select_from(MemoryEntry)
-        if status:
-            stmt = stmt.where(MemoryEntry.status == status)
+    def count(
+        self,
+        status: str | None = None,
+        tier: str | None = None,
+        scope: str | None = None,
+        topic: str | None = None,
+    ) -> int:
+        """How many entries match these filters."""
+        stmt = self._filtered(
+            select(func.count()).select_from(MemoryEntry), tier, scope, topic, status
+        )
         with self.db.session() as session:
             return session.exec(stmt).one()
 
@@ -330,6 +340,13 @@ class MemoryStore:
             and (not scopes or meta.get("scope") in scopes)
             and (not tiers or meta.get("tier") in tiers)
         )
+
+    def fulltext(self, query: str, limit: int = 50, status: str | None = None) -> list[MemoryEntry]:
+        """Entries matching the words of a query (FTS5 / BM25), best first."""
+        statuses = (status,) if status else ("active", "superseded", "deprecated")
+        ranked = self._lexical(query, limit, None, statuses, None)
+        rows = self.by_uuids(list(ranked))
+        return [rows[u] for u in ranked if u in rows]
 
     @staticmethod
     def _where(scopes, statuses, tiers) -> dict | None:

@@ -103,12 +103,14 @@ def archive_item(services: Services, hit: ArchiveHit) -> dict[str, Any]:
 def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]:
     """One source per message the chunk covers: surface, chat, message id, date, speaker."""
     marks = ",".join("?" * len(hit.message_ids))
+    # `+sent_at`: sort the few rows found by the unique (surface, chat_id, message_id) index;
+    # a plain ORDER BY sent_at makes SQLite walk the chat's whole (chat_id, sent_at) index.
     with services.db.session() as session:
         rows = (
             session.connection()
             .exec_driver_sql(
                 "SELECT message_id, sent_at, sender, role FROM captures "
-                f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY sent_at",
+                f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY +sent_at",
                 (hit.surface, hit.chat_id, *hit.message_ids),
             )
             .all()

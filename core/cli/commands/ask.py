@@ -9,6 +9,7 @@ HELP = "ask one question (capture, recall, answer, trace); --json adds the trace
 def configure(parser) -> None:
     parser.add_argument("text", help="your message")
     parser.add_argument("--chat", dest="chat_id", default="cli", help="conversation id")
+    parser.add_argument("--file", help="a text, Markdown or PDF file to ask about")
     parser.add_argument("--json", action="store_true", help="print the answer and its trace")
 
 
@@ -16,13 +17,10 @@ def run(args) -> int:
     import asyncio
 
     from core.cli.context import print_json, services
-    from core.pipeline import Request
 
     svc = services()
     try:
-        request = Request(surface="cli", chat_id=args.chat_id, text=args.text,
-                          user_id="operator", sender="operator")  # fmt: skip
-        reply = asyncio.run(svc.assistant.handle(request))
+        reply = asyncio.run(_ask(svc, args))
     finally:
         svc.close()
     if args.json:
@@ -30,3 +28,26 @@ def run(args) -> int:
     else:
         print(reply.text)
     return 0 if reply.status == "answered" else 1
+
+
+async def _ask(svc, args):
+    from pathlib import Path
+
+    from core.documents import ingest_document
+    from core.errors import InvalidInput
+    from core.pipeline import Request
+
+    extra = None
+    if args.file:
+        path = Path(args.file)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"{path}: {exc.strerror}") from None
+        register = await ingest_document(
+            svc, surface="cli", chat_id=args.chat_id, user_id="operator", name=path.name, data=data
+        )
+        extra = register.render()
+    request = Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
+                      sender="operator", extra_context=extra)  # fmt: skip
+    return await svc.assistant.handle(request)

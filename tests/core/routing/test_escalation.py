@@ -84,7 +84,11 @@ async def test_flash_may_escalate_to_pro(services, llm):
 
     reply = await ask(services, FLASH_QUESTION)
 
-    assert (reply.start_tier, reply.route.tier, reply.text) == ("FLASH", "PRO", "A thorough answer.")
+    assert (reply.start_tier, reply.route.tier, reply.text) == (
+        "FLASH",
+        "PRO",
+        "A thorough answer.",
+    )
     # PRO is the top: it is no longer offered the escalation tool.
     assert "new_cognitive_level" not in tool_names(llm.requests_for("fake-pro")[0])
 

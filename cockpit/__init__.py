@@ -1,0 +1,1 @@
+"""The terminal cockpit (Textual): review proposals, curate memory, chat, traces, health, council."""

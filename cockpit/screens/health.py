@@ -1,0 +1,100 @@
+"""Health: spool backlog, embedder, jobs, store sizes, capability profile, spend vs cap."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from cockpit.screens.base import EloraScreen
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+class HealthScreen(EloraScreen):
+    """Everything that tells whether memory is healthy, in one place."""
+
+    auto_refresh_seconds = 10.0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("Loading…", id="health-body")
+        yield Footer()
+
+    def load(self) -> dict[str, Any]:
+        from core.errors import EloraError
+        from core.jobs.registry import JOBS, last_runs
+
+        services = self.services
+        settings = services.settings
+        started = time.perf_counter()
+        try:
+            services.embedder.embed_query("health check")
+            embedder = f"ok ({(time.perf_counter() - started) * 1000:.0f} ms)"
+        except EloraError as exc:
+            embedder = f"FAILING: {exc}"
+        db_path = services.db.path
+        return {
+            "spool": services.spool.backlog(),
+            "embedder": f"{services.embedder.name} · {embedder}",
+            "jobs": {name: last_runs(services).get(name) for name in JOBS},
+            "counts": services.archive.counts(),
+            "entries": services.memory.count(),
+            "proposals": services.proposals.count(),
+            "db_bytes": sum(_size(Path(str(db_path) + s)) for s in ("", "-wal")) if db_path else 0,
+            "chroma_bytes": _size(settings.chroma_dir),
+            "profile": services.profile.all(),
+            "spend": services.traces.spent_today(),
+            "cap": settings.daily_spend_cap,
+        }
+
+    def show(self, d: dict[str, Any]) -> None:
+        stores = Table(title="Stores", expand=True)
+        stores.add_column("what")
+        stores.add_column("value", justify="right")
+        spool = d["spool"]
+        stores.add_row("spool backlog", f"[red]{spool}[/red]" if spool else "0")
+        stores.add_row("captures", f"{d['counts']['captures']:,}")
+        stores.add_row(
+            "chunks (pending vectors)",
+            f"{d['counts']['chunks']:,} ({d['counts']['chunks_pending_vectors']:,})",
+        )
+        stores.add_row("memory entries", f"{d['entries']:,}")
+        stores.add_row("open proposals", f"{d['proposals']:,}")
+        stores.add_row("database size", f"{d['db_bytes'] / 1e6:.1f} MB")
+        stores.add_row("vector store size", f"{d['chroma_bytes'] / 1e6:.1f} MB")
+        stores.add_row("embedder", d["embedder"])
+        cap = d["cap"]
+        stores.add_row(
+            "spend today",
+            f"${d['spend']:.4f}" + (f" of ${cap:.2f}" if cap is not None else " (no cap)"),
+        )
+        jobs = Table(title="Scheduled jobs", expand=True)
+        for col in ("job", "last run", "outcome", "seconds"):
+            jobs.add_column(col)
+        for name, run in d["jobs"].items():
+            if run is None:
+                jobs.add_row(name, "never", "-", "-")
+            else:
+                outcome = "ok" if run["ok"] else f"[red]failed: {run.get('error', '')[:40]}[/red]"
+                jobs.add_row(name, run["at"][:16], outcome, str(run["seconds"]))
+        profile = Table(title="Capability profile", expand=True)
+        for col in ("dimension", "p", "effective", "samples", "updated", "stale"):
+            profile.add_column(col)
+        for p in d["profile"]:
+            profile.add_row(p["dimension"], str(p["p"]), str(p["effective"]), str(p["samples"]),
+                            p["last_updated"][:16], "[yellow]stale[/yellow]" if p["stale"] else "fresh")  # fmt: skip
+        if not d["profile"]:
+            profile.add_row("(no feedback yet: every dimension reads 0.5)", "", "", "", "", "")
+        self.query_one("#health-body", Static).update(Group(stores, jobs, profile))

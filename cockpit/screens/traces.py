@@ -1,0 +1,86 @@
+"""Traces: recent requests and a small chart of spend and requests per day."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
+
+from cockpit.screens.base import EloraScreen
+
+
+class TracesScreen(EloraScreen):
+    """Classification, models, escalations, latency and cost of recent requests."""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="charts"):
+            with Vertical():
+                yield Label("requests / day (14 d)", id="requests-label")
+                yield Sparkline([], id="requests-chart")
+            with Vertical():
+                yield Label("spend / day (14 d)", id="spend-label")
+                yield Sparkline([], id="spend-chart")
+        with Horizontal():
+            yield DataTable(id="traces", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(classes="detail", id="trace-detail"):
+                yield Static("", id="trace-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one(DataTable).add_columns(
+            "time", "surface", "intent", "models", "esc", "ms", "cost"
+        )
+        self.traces: dict[str, Any] = {}
+
+    def load(self) -> dict[str, Any]:
+        traces = self.services.traces
+        return {"recent": traces.recent(200), "daily": traces.daily(14)}
+
+    def show(self, data: dict[str, Any]) -> None:
+        daily = data["daily"]
+        self.query_one("#requests-chart", Sparkline).data = [d["requests"] for d in daily]
+        self.query_one("#spend-chart", Sparkline).data = [d["cost"] for d in daily]
+        total = sum(d["cost"] for d in daily)
+        self.query_one("#requests-label", Label).update(
+            f"requests / day (14 d): {sum(d['requests'] for d in daily)} in all"
+        )
+        self.query_one("#spend-label", Label).update(f"spend / day (14 d): ${total:.4f} in all")
+        table = self.query_one(DataTable)
+        table.clear()
+        self.traces = {t.id: t for t in data["recent"]}
+        for t in data["recent"]:
+            models = ",".join(sorted({m.get("tier", "?") for m in t.models})) or "-"
+            cost = "?" if t.cost is None else f"{t.cost:.5f}"
+            table.add_row(f"{t.created_at:%m-%d %H:%M}", t.surface, (t.classification or {}).get("intent", "-"),
+                          models, str(len(t.escalations)), str(t.latency_ms), cost, key=t.id)  # fmt: skip
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        trace = self.traces.get(event.row_key.value)
+        if trace is None:
+            return
+        lines = [
+            f"[b]{trace.id}[/b] · {trace.surface} · chat {trace.chat_id} · {trace.created_at:%Y-%m-%d %H:%M:%S}",
+            f"classification: {escape(str(trace.classification))}",
+            f"pack: {len((trace.pack or {}).get('items', []))} items, {trace.pack.get('used', 0)} tokens"
+            + (" (degraded)" if trace.pack.get("degraded") else ""),
+        ]
+        for m in trace.models:
+            lines.append(
+                f"call {m.get('tier')} {escape(str(m.get('model')))}: {m.get('tokens_in')}/{m.get('tokens_out')} tokens, {m.get('latency_ms')} ms"
+            )
+        for e in trace.escalations:
+            lines.append(f"escalation {e.get('from')} → {e.get('to')}")
+        for c in trace.tool_calls:
+            lines.append(
+                f"tool {c.get('name')}: {'ok' if c.get('ok') else escape(str(c.get('error')))}"
+            )
+        if trace.error:
+            lines.append(f"[red]status: {escape(trace.error)}[/red]")
+        if trace.feedback:
+            lines.append("feedback: " + ", ".join(f["signal"] for f in trace.feedback))
+        self.query_one("#trace-body", Static).update("\n".join(lines))

@@ -1,0 +1,1 @@
+"""Reusable cockpit widgets and dialogs."""

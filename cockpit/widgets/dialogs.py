@@ -1,0 +1,99 @@
+"""Modal dialogs: confirm, edit text, help."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Markdown, TextArea
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Yes / No; Enter or y confirms, Escape or n cancels."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes"):
+        super().__init__()
+        self.question = question
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            with Horizontal(id="buttons"):
+                yield Button(self.yes, variant="error", id="yes")
+                yield Button("Cancel", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class EditDialog(ModalScreen[str | None]):
+    """Edit a text; ctrl+s saves, Escape cancels."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, title: str, text: str):
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text)
+            yield TextArea(self.text, id="editor")
+            yield Label("ctrl+s save and approve · escape cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#editor", TextArea).focus()
+
+    def action_save(self) -> None:
+        value = self.query_one("#editor", TextArea).text.strip()
+        self.dismiss(value or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+HELP = """\
+# Elora cockpit
+
+**Screens**: `1` proposals · `2` memory · `3` chat · `4` traces · `5` health · `6` council
+
+**Proposals**: `a` approve · `e` edit then approve · `r` reject · `A` approve all recommended ·
+`v` switch open/rejected · `u` restore a rejected one
+
+**Memory**: `/` search · `s` full-text/semantic · `t` tier · `x` status · `]`/`[` next/previous
+page · `f` forget (asks first)
+
+**Chat**: type and press Enter; the evidence pack and routing show on the right.
+
+**Everywhere**: `ctrl+r` refresh · `?` this help · `q` quit
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Key bindings at a glance."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Markdown(HELP)
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,112 @@
+"""The conversation window: it survives a restart, and when it grows it is distilled, not cut."""
+
+from core.services import Services
+from tests.core.routing.support import ask, system_of
+from tests.llm_server import Reply
+
+OSLO = (
+    "Oslo trip notes: the flight leaves Lyon on Tuesday at 7:40, we land at 11:15, the hotel is "
+    "the Thon Opera near the central station, check-in from 15:00, and Ingrid meets us for dinner "
+    "at Maaemo on Wednesday evening; bring the grey wool coat and the travel adapter. Can you "
+    "keep that in mind?"
+)
+KITCHEN = (
+    "Kitchen renovation notes: the carpenter quoted 8,400 euros for the oak cabinets, the plumber "
+    "wants 1,250 for moving the sink under the window, and the tiles from the showroom in "
+    "Villeurbanne cost 64 euros per square metre, about 18 square metres in total; work starts "
+    "on the 3rd of April. Can you keep that in mind?"
+)
+BOOK_CLUB = (
+    "Book club notes: the next session is about The Left Hand of Darkness, hosted by Camille at "
+    "her flat in the Croix-Rousse; everyone brings a dish, I promised a lemon tart, and we vote on "
+    "the next three titles before the end of the month; Hugo has not paid his share of the room "
+    "yet. Can you keep that in mind?"
+)
+SUMMARY = (
+    "- Oslo trip: flight Tuesday 7:40 from Lyon, hotel Thon Opera.\n- Kitchen: cabinets 8,400 €."
+)
+
+
+def dialogue(request: dict) -> list[tuple[str, str]]:
+    """The user and assistant turns of a request, in order."""
+    return [
+        (m["role"], m["content"]) for m in request["messages"] if m["role"] in ("user", "assistant")
+    ]
+
+
+async def test_the_window_survives_a_restart(make_services, llm, settings, embedder, clock):
+    first = make_services()
+    llm.enqueue("fake-lite", "Noted: Tuesday at 7:40.")
+    await ask(first, OSLO)
+    first.close()
+
+    restarted = Services(first.settings, clock=clock, embedder=embedder)
+    try:
+        llm.enqueue("fake-lite", "Tuesday at 7:40.")
+        reply = await ask(restarted, "When does my flight to Oslo leave?")
+    finally:
+        restarted.close()
+
+    assert reply.text == "Tuesday at 7:40."
+    assert dialogue(llm.requests_for("fake-lite")[-1]) == [
+        ("user", OSLO),
+        ("assistant", "Noted: Tuesday at 7:40."),
+        ("user", "When does my flight to Oslo leave?"),
+    ]
+
+
+async def test_windows_are_per_chat(services, llm):
+    llm.enqueue("fake-lite", "Noted.", "I have nothing on that here.")
+    await ask(services, OSLO, chat_id="family")
+
+    await ask(services, "When does my flight to Oslo leave?", chat_id="work")
+
+    assert dialogue(llm.requests_for("fake-lite")[-1]) == [
+        ("user", "When does my flight to Oslo leave?")
+    ]
+
+
+async def test_a_long_window_is_distilled_into_session_memory(make_services, llm):
+    services = make_services(MODEL_CONTEXT_TOKENS="1024")  # the window may use ~30 %: 307 tokens
+    window = services.window("cli", "c1", "operator")
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
+    await ask(services, OSLO)
+    await ask(services, KITCHEN)
+    assert window.tokens() < 1024 * 0.3
+    await ask(services, BOOK_CLUB)
+    assert window.tokens() > 1024 * 0.3
+    llm.enqueue("fake-lite", SUMMARY, "A lemon tart.")
+
+    reply = await ask(services, "What did I promise to bake for the book club?")
+
+    assert reply.text == "A lemon tart."
+    distil, answer = llm.requests_for("fake-lite")[-2:]
+    # The older half went to the distiller as quoted data...
+    assert f"> user: {OSLO}" in distil["messages"][0]["content"]
+    # ...and the answer sees its summary instead of those turns, plus the recent turns verbatim.
+    system = system_of(answer)
+    assert "> - Oslo trip: flight Tuesday 7:40 from Lyon, hotel Thon Opera." in system
+    assert 'source "conversation:c1"' in system
+    turns = [content for _, content in dialogue(answer)]
+    assert OSLO not in turns and KITCHEN not in turns
+    assert BOOK_CLUB in turns
+    assert window.summary() == SUMMARY
+    # Nothing was dropped: the distilled turns are searchable in session memory.
+    hits = services.session_memory.search(
+        "operator", "c1", "conversation:c1", "When does the Oslo flight leave Lyon?"
+    )
+    assert any("7:40" in h.text for h in hits)
+
+
+async def test_distillation_without_a_model_answer_keeps_a_plain_note(make_services, llm):
+    services = make_services(MODEL_CONTEXT_TOKENS="1024")
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.", Reply(status=429), "A lemon tart.")
+    for note in (OSLO, KITCHEN, BOOK_CLUB):
+        await ask(services, note)
+
+    reply = await ask(services, "What did I promise to bake for the book club?")
+
+    assert reply.status == "answered"
+    summary = services.window("cli", "c1", "operator").summary()
+    assert summary == "3 earlier turns (2025-03-14 to 2025-03-14) are in session memory."
+    assert f"> {summary}" in system_of(llm.requests_for("fake-lite")[-1])
