@@ -28,23 +28,34 @@ log = logging.getLogger(__name__)
 
 def register(app: Application) -> None:
     """Every handler, in the order Telegram updates meet them."""
+    # New messages only: an edited message would be answered (and archived, remembered) twice.
+    new = filters.UpdateType.MESSAGE
     app.add_handler(TypeHandler(Update, access.guard), group=-1)
-    app.add_handler(CommandHandler("start", commands.start))
-    app.add_handler(CommandHandler("help", commands.help_command))
-    app.add_handler(CommandHandler("new", commands.new))
-    app.add_handler(CommandHandler("remember", commands.remember_command))
-    app.add_handler(CommandHandler("forget", memory.forget))
-    app.add_handler(CommandHandler("topics", commands.topics))
-    app.add_handler(CommandHandler("proposals", memory.proposals))
-    app.add_handler(CommandHandler("council", council.council))
-    app.add_handler(CommandHandler("private", commands.private))
-    app.add_handler(CommandHandler("status", commands.status))
+    for name, callback in (
+        ("start", commands.start),
+        ("help", commands.help_command),
+        ("new", commands.new),
+        ("remember", commands.remember_command),
+        ("forget", memory.forget),
+        ("topics", commands.topics),
+        ("proposals", memory.proposals),
+        ("council", council.council),
+        ("private", commands.private),
+        ("status", commands.status),
+    ):
+        app.add_handler(CommandHandler(name, callback, filters=new))
     app.add_handler(CallbackQueryHandler(memory.on_forget_button, pattern=r"^fg:"))
     app.add_handler(CallbackQueryHandler(memory.on_proposal_button, pattern=r"^pr:"))
     app.add_handler(CallbackQueryHandler(feedback.on_feedback_button, pattern=r"^fb:"))
-    app.add_handler(MessageReactionHandler(feedback.on_reaction))
-    app.add_handler(MessageHandler(filters.Document.ALL, documents.on_document))
-    app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, messages.on_text))
+    app.add_handler(
+        MessageReactionHandler(
+            feedback.on_reaction,
+            message_reaction_types=MessageReactionHandler.MESSAGE_REACTION_UPDATED,
+        )
+    )
+    app.add_handler(MessageHandler(new & filters.Document.ALL, documents.on_document))
+    app.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, messages.on_text))
+    app.add_handler(MessageHandler(new & filters.COMMAND, commands.unknown))
     app.add_error_handler(errors.on_error)
 
 

@@ -18,6 +18,7 @@ _ITALIC = re.compile(
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _HEADING = re.compile(r"^#{1,6}\s+(.+)$", re.M)
 _BULLET = re.compile(r"^(\s*)[-*+]\s+", re.M)
+_TAG = re.compile(r"<(/?)[bis]>")  # the tags emphasis adds (code and links are set aside)
 
 
 def to_html(markdown: str) -> str:
@@ -37,12 +38,24 @@ def to_html(markdown: str) -> str:
         text,
     )
     text = html.escape(text, quote=False)
-    text = _HEADING.sub(lambda m: f"<b>{m.group(1).strip()}</b>", text)
+    text = _HEADING.sub(lambda m: _wrap("b", m.group(0), m.group(1).strip()), text)
     text = _BULLET.sub(lambda m: f"{m.group(1)}• ", text)
-    text = _BOLD.sub(lambda m: f"<b>{m.group(1) or m.group(2)}</b>", text)
-    text = _STRIKE.sub(lambda m: f"<s>{m.group(1)}</s>", text)
-    text = _ITALIC.sub(lambda m: f"<i>{m.group(1) or m.group(2)}</i>", text)
+    text = _BOLD.sub(lambda m: _wrap("b", m.group(0), m.group(1) or m.group(2)), text)
+    text = _STRIKE.sub(lambda m: _wrap("s", m.group(0), m.group(1)), text)
+    text = _ITALIC.sub(lambda m: _wrap("i", m.group(0), m.group(1) or m.group(2)), text)
     return re.sub(r"\x00(\d+)\x00", lambda m: slots[int(m.group(1))], text)
+
+
+def _wrap(tag: str, original: str, inner: str) -> str:
+    """<tag>inner</tag>, unless inner holds half of another tag: markers that overlap
+    (`**a *b** c*`) would nest wrongly and Telegram rejects the whole message, so they stay
+    as typed."""
+    depth = 0
+    for m in _TAG.finditer(inner):
+        depth += -1 if m.group(1) else 1
+        if depth < 0:
+            return original
+    return f"<{tag}>{inner}</{tag}>" if depth == 0 else original
 
 
 def _blocks(markdown: str) -> list[str]:
@@ -95,11 +108,14 @@ def split_markdown(markdown: str, size: int = SOURCE_BUDGET) -> list[str]:
 
 def render_reply(markdown: str) -> list[str]:
     """HTML messages ready to send, each within Telegram's limit."""
-    out = []
-    for part in split_markdown(markdown):
-        converted = to_html(part)
-        if len(converted) <= LIMIT:
-            out.append(converted)
-        else:  # heavy escaping blew the budget: fall back to smaller escaped chunks
-            out.extend(to_html(p) for p in split_markdown(part, size=LIMIT // 3))
-    return out
+    return [html_part for part in split_markdown(markdown) for html_part in _fit(part, len(part))]
+
+
+def _fit(part: str, size: int) -> list[str]:
+    """A part as HTML; escaping can grow text up to fivefold (`&` → `&amp;`), so a part
+    that outgrows the limit is split again, smaller, until every piece fits."""
+    converted = to_html(part)
+    if len(converted) <= LIMIT or size <= 1:
+        return [converted]
+    smaller = size // 2
+    return [piece for p in split_markdown(part, size=smaller) for piece in _fit(p, smaller)]

@@ -47,6 +47,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "<b>Status</b>\nSpend today: ${spend:.4f}{cap}\nModels: {models}\n"
             "Spool backlog: {spool}\nProposals waiting: {proposals}"
         ),
+        "status_cap": " / ${cap:.2f}",
         "doc_too_big": "That file is too large ({size:.1f} MB; limit {limit:.0f} MB).",
         "doc_rejected": "I can't read that file: {reason}",
         "doc_received": "📎 Got <b>{name}</b> ({chars} characters). Ask me anything about it.",
@@ -98,6 +99,7 @@ TEXTS: dict[str, dict[str, str]] = {
             "<b>État</b>\nDépenses du jour : {spend:.4f} ${cap}\nModèles : {models}\n"
             "Spool en attente : {spool}\nPropositions en attente : {proposals}"
         ),
+        "status_cap": " / {cap:.2f} $",
         "doc_too_big": "Ce fichier est trop gros ({size:.1f} Mo ; limite {limit:.0f} Mo).",
         "doc_rejected": "Je ne peux pas lire ce fichier : {reason}",
         "doc_received": "📎 Bien reçu <b>{name}</b> ({chars} caractères). Pose-moi tes questions.",

@@ -8,6 +8,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from cockpit.runner import BackgroundLoop
+from cockpit.screens.base import REFRESH_SECONDS
 from cockpit.screens.chat import ChatScreen
 from cockpit.screens.council import CouncilScreen
 from cockpit.screens.health import HealthScreen
@@ -19,12 +20,19 @@ from cockpit.widgets.dialogs import HelpScreen
 if TYPE_CHECKING:
     from core.services import Services
 
+SCREENS = ("proposals", "memory", "chat", "traces", "health", "council")
+# One footer entry for all the screen keys; an Input swallows digits, so the footer then
+# shows the F-keys instead (the footer keeps the first visible binding of each action).
+SWITCH = Binding.Group("Screens", compact=True)
+
 
 class Cockpit(App):
     """Review, curate, chat, inspect and watch Elora from the terminal."""
 
     CSS_PATH = "cockpit.tcss"
     TITLE = "Elora"
+    # The footer needs the room at 80 columns, and `?` already lists every key.
+    ENABLE_COMMAND_PALETTE = False
     MODES = {
         "proposals": ProposalsScreen,
         "memory": MemoryScreen,
@@ -34,35 +42,45 @@ class Cockpit(App):
         "council": CouncilScreen,
     }
     DEFAULT_MODE = "proposals"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
-        Binding("1", "switch_mode('proposals')", "Proposals"),
-        Binding("2", "switch_mode('memory')", "Memory"),
-        Binding("3", "switch_mode('chat')", "Chat"),
-        Binding("4", "switch_mode('traces')", "Traces"),
-        Binding("5", "switch_mode('health')", "Health"),
-        Binding("6", "switch_mode('council')", "Council"),
-        *[
-            Binding(f"f{n}", f"switch_mode('{mode}')", mode.title(), show=False, priority=True)
-            for n, mode in enumerate(
-                ("proposals", "memory", "chat", "traces", "health", "council"), 1
-            )
-        ],
+        # Help and quit first: at 80 columns the footer's end is cut off.
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
+        *[
+            Binding(str(n), f"switch_mode('{mode}')", mode.title(), group=SWITCH)
+            for n, mode in enumerate(SCREENS, 1)
+        ],
+        *[
+            Binding(f"f{n}", f"switch_mode('{mode}')", mode.title(), group=SWITCH, priority=True)
+            for n, mode in enumerate(SCREENS, 1)
+        ],
     ]
 
-    def __init__(self, services: Services, scheduler: bool = False):
+    def __init__(
+        self,
+        services: Services,
+        scheduler: bool = False,
+        refresh_seconds: float | None = REFRESH_SECONDS,
+    ):
         super().__init__()
         self.services = services
         self.with_scheduler = scheduler
+        # How often the visible screen reloads, so what the bot writes shows up (None: never).
+        self.refresh_seconds = refresh_seconds
         self.loop_runner = BackgroundLoop()
         self.scheduler = None
 
     def on_mount(self) -> None:
         if self.with_scheduler:
-            from core.jobs.scheduler import start_scheduler
+            self.scheduler = self.loop_runner.run(self._start_scheduler())
 
-            self.scheduler = start_scheduler(self.services)
+    async def _start_scheduler(self):
+        # Jobs run on the background loop: they touch the database and the models, and an
+        # AsyncIOScheduler runs its jobs on the loop it was started from.
+        from core.jobs.scheduler import start_scheduler
+
+        return start_scheduler(self.services)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -98,8 +98,10 @@ async def ingest_document(
     sent_at=None,
     message_id: str | None = None,
     caption: str | None = None,
+    private: bool = False,
 ) -> DocumentRegister:
-    """Capture a file verbatim, index it in session memory and distil it (map-reduce)."""
+    """Capture a file verbatim (not in a private chat), index it in session memory and distil
+    it (map-reduce)."""
     settings = services.settings
     if len(data) > settings.max_document_bytes:
         raise InvalidInput(
@@ -108,17 +110,19 @@ async def ingest_document(
     text = extract_text(name, data, settings.max_document_chars)
     now = services.clock.now()
     source_id = f"U{user_id}_C{chat_id}_T{int(now.timestamp())}"
-    capture = services.archive.capture(
-        CaptureIn(
-            surface=surface, chat_id=chat_id, user_id=user_id, message_id=message_id,
-            text=text, sent_at=sent_at or now, sender=None, role="user", kind="document",
-            media={"file_name": name, "size": len(data), "caption": caption},
-            provenance={"source_id": source_id},
-        )
-    )  # fmt: skip
+    capture_id = None
+    if not private:
+        capture_id = services.archive.capture(
+            CaptureIn(
+                surface=surface, chat_id=chat_id, user_id=user_id, message_id=message_id,
+                text=text, sent_at=sent_at or now, sender=None, role="user", kind="document",
+                media={"file_name": name, "size": len(data), "caption": caption},
+                provenance={"source_id": source_id},
+            )
+        ).id  # fmt: skip
     chunks = services.session_memory.save(user_id, chat_id, source_id, text)
     distillation = await _distil(services, name, text)
-    return DocumentRegister(source_id, name, len(data), len(text), chunks, distillation, capture.id)
+    return DocumentRegister(source_id, name, len(data), len(text), chunks, distillation, capture_id)
 
 
 async def _distil(services: Services, name: str, text: str) -> str:

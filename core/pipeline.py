@@ -92,7 +92,9 @@ class Assistant:
     def __init__(self, services: Services):
         self.services = services
         self.settings = services.settings
-        if services.llm.spend is None:  # every model call of a request obeys the daily cap
+        # Every model call of a request (classifier, answer, distillation, learning) obeys the
+        # daily cap, not only the routing loop's.
+        if getattr(services.llm, "spend", False) is None:
             services.llm.spend = services.spend
 
     async def handle(self, request: Request) -> Reply:
@@ -164,8 +166,10 @@ class Assistant:
                 llm.context_tokens(tier), self.settings.window_context_share, model=llm
             )
             messages = self._messages(request, reply.pack, window, tier)
-            context = ToolContext(services, request.surface, request.chat_id, request.user_id,
-                                  request.text, reply.capture_id)  # fmt: skip
+            context = ToolContext(
+                services, request.surface, request.chat_id, request.user_id, request.text,
+                reply.capture_id, private=request.private,
+            )  # fmt: skip
             router = Router(
                 llm, self._toolbox(context), services.spend, self.settings.tool_call_budget
             )
@@ -238,7 +242,9 @@ class Assistant:
                     "budget": reply.pack.budget if reply.pack else 0,
                     "degraded": reply.pack.degraded if reply.pack else False,
                     "cut": len(reply.pack.cut) if reply.pack else 0,
-                    "missing": reply.pack.missing if reply.pack else [],
+                    # What recall missed is named with the message's own words: not kept
+                    # for a private chat, whose messages leave nothing behind.
+                    "missing": reply.pack.missing if reply.pack and not request.private else [],
                     "gate": reply.gate,
                     "start_tier": reply.start_tier,
                 },

@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -30,7 +31,7 @@ class Reply:
     completion_tokens: int = 10
 
 
-def tool(name: str, **arguments: Any) -> dict[str, Any]:
+def tool(name: str, /, **arguments: Any) -> dict[str, Any]:
     """A tool call for a scripted reply."""
     return {"name": name, "arguments": arguments}
 
@@ -43,6 +44,9 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.default_text = "ok"
+        # Picks a reply from the request body when the model's queue is empty (None: default
+        # text), so concurrent requests can be answered by what they contain, not by arrival.
+        self.responder: Callable[[dict[str, Any]], Reply | str | None] | None = None
         self.active = 0
         self.max_active = 0
         self._server: ThreadingHTTPServer | None = None
@@ -66,6 +70,7 @@ class FakeLLMServer:
             self.queues.clear()
             self.requests.clear()
             self.max_active = 0
+            self.responder = None
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -126,7 +131,13 @@ class FakeLLMServer:
         with self.lock:
             self.requests.append(body)
             queue = self.queues.get(model)
-            reply = queue.popleft() if queue else Reply(text=self.default_text)
+            reply = queue.popleft() if queue else None
+            responder = self.responder
+        if reply is None and responder is not None:
+            picked = responder(body)
+            reply = Reply(text=picked) if isinstance(picked, str) else picked
+        if reply is None:
+            reply = Reply(text=self.default_text)
         if reply.status != 200:
             error = {"error": {"message": f"scripted {reply.status}", "type": "scripted"}}
             return reply.status, error, reply.delay

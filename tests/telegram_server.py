@@ -9,6 +9,7 @@ description Telegram would give) a given number of times.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -17,7 +18,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 BOT_ID = 777000111
 MAX_POLL_WAIT = 1.0
@@ -42,6 +43,7 @@ class FakeTelegram:
         self.failures: dict[str, list[tuple[int, str]]] = defaultdict(list)
         self.returned: list[dict[str, Any]] = []  # messages sent or edited, as the API returned
         self.chat_types: dict[int, str] = {}
+        self.hooks: dict[str, Any] = {}
         self.cond = threading.Condition()
         self.next_update_id = 1000
         self.next_message_id = 5000
@@ -72,6 +74,11 @@ class FakeTelegram:
         text = description or DESCRIPTIONS.get(status, "Error")
         with self.cond:
             self.failures[method].extend([(status, text)] * times)
+
+    def on(self, method: str, hook) -> None:
+        """Call hook(params) when `method` arrives, before answering it (to observe the
+        world at that moment)."""
+        self.hooks[method] = hook
 
     def add_file(self, file_id: str, data: bytes) -> None:
         """Make a file downloadable through getFile."""
@@ -124,8 +131,9 @@ class FakeTelegram:
 
             def do_GET(self):
                 prefix = f"/file/bot{fake.token}/"
-                if self.path.startswith(prefix):
-                    data = fake.files.get(self.path[len(prefix) :].split("/", 1)[-1])
+                path = unquote(self.path)  # PTB percent-encodes file URLs (the token's ':')
+                if path.startswith(prefix):
+                    data = fake.files.get(path[len(prefix) :].split("/", 1)[-1])
                     if data is None:
                         return self._json(
                             404, {"ok": False, "error_code": 404, "description": "Not Found"}
@@ -160,11 +168,12 @@ class FakeTelegram:
 
             def _api(self):
                 prefix = f"/bot{fake.token}/"
-                if not self.path.startswith(prefix):
+                path = unquote(self.path)
+                if not path.startswith(prefix):
                     return self._json(
                         401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
                     )
-                method = self.path[len(prefix) :].split("?")[0]
+                method = path[len(prefix) :].split("?")[0]
                 params = self._params()
                 status, payload = fake._answer(method, params)
                 self._json(status, payload)
@@ -175,11 +184,16 @@ class FakeTelegram:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                # The bot may have stopped waiting (a long poll cut short at shutdown).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # A short poll interval: stop() waits for it, once per test.
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
@@ -189,6 +203,8 @@ class FakeTelegram:
             self._server.server_close()
 
     def _answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if method in self.hooks:
+            self.hooks[method](params)
         with self.cond:
             if self.failures.get(method):
                 status, description = self.failures[method].pop(0)

@@ -1,4 +1,4 @@
-"""Slash commands: /start /help /new /remember /topics /private /status."""
+"""Slash commands: /start /help /new /remember /topics /private /status (and unknown ones)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,12 @@ async def status(update: Update, context: EloraContext) -> None:
         update,
         context.say(
             update, "status", spend=services.traces.spent_today(),
-            cap=f" / ${cap:.2f}" if cap is not None else "", models=", ".join(models),
+            cap=context.say(update, "status_cap", cap=cap) if cap is not None else "", models=", ".join(models),
             spool=services.spool.backlog(), proposals=services.proposals.count(),
         ),
     )  # fmt: skip
+
+
+async def unknown(update: Update, context: EloraContext) -> None:
+    """A command Elora doesn't have: say so rather than stay silent."""
+    await _html(update, context.say(update, "unknown_command"))

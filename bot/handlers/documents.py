@@ -26,33 +26,31 @@ async def on_document(update: Update, context: EloraContext) -> None:
         )
         return
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
+    message = update.effective_message
     async with typing(update, context):
         file = await document.get_file()
         data = bytes(await file.download_as_bytearray())
         try:
             register = await ingest_document(
                 services, surface="telegram", chat_id=chat_id, user_id=user_id,
-                name=document.file_name or "document", data=data,
-                sent_at=update.effective_message.date,
-                message_id=str(update.effective_message.message_id),
-                caption=update.effective_message.caption,
+                name=document.file_name or "document", data=data, sent_at=message.date,
+                message_id=str(message.message_id), caption=message.caption,
+                private=services.surfaces.is_private("telegram", chat_id),
             )  # fmt: skip
         except InvalidInput as exc:
-            await update.effective_message.reply_text(
-                context.say(update, "doc_rejected", reason=str(exc))
-            )
+            await message.reply_text(context.say(update, "doc_rejected", reason=str(exc)))
             return
-        window = services.window("telegram", chat_id, user_id)
-        note = register.render()
-        caption = (update.effective_message.caption or "").strip()
+        # The register joins the conversation window, so later questions can search the file.
+        services.window("telegram", chat_id, user_id).append(
+            "user", register.render(), register.capture_id
+        )
+        caption = (message.caption or "").strip()
         if not caption:
-            window.append("user", note, register.capture_id)
-            await update.effective_message.reply_text(
+            await message.reply_text(
                 context.say(update, "doc_received", name=html.escape(register.name),
                             chars=register.chars),
                 parse_mode=ParseMode.HTML,
             )  # fmt: skip
             return
-        request = request_from(update, context, caption, extra_context=note)
-        reply = await services.assistant.handle(request)
+        reply = await services.assistant.handle(request_from(update, context, caption))
     await send_reply(update, context, reply.text, reply.trace_id)

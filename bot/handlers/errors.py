@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from telegram import Update
-from telegram.error import NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
 from bot.context import EloraContext
 
@@ -13,14 +13,20 @@ log = logging.getLogger(__name__)
 
 
 async def on_error(update: object, context: EloraContext) -> None:
-    """Network trouble is retried by the updater; anything else gets an apology."""
+    """Polling trouble is retried by the updater; a failed update gets an apology."""
     error = context.error
-    if isinstance(error, RetryAfter | TimedOut | NetworkError):
-        log.warning("Telegram network trouble: %s", error)
+    # BadRequest is a NetworkError too, but it means Telegram refused what we sent: a bug to
+    # see in full, and a user who got no answer.
+    network = isinstance(error, RetryAfter | NetworkError) and not isinstance(error, BadRequest)
+    if isinstance(error, BadRequest) and "not modified" in str(error).lower():
+        log.info("nothing to change: %s", error)  # e.g. the same button pressed twice
         return
-    log.error("handler failed", exc_info=error)
+    if network:
+        log.warning("Telegram network trouble: %s", error)
+    else:
+        log.error("handler failed", exc_info=error)
     if isinstance(update, Update) and update.effective_chat is not None:
         try:
             await context.bot.send_message(update.effective_chat.id, context.say(update, "apology"))
-        except Exception:
-            log.warning("could not send the apology")
+        except TelegramError as exc:
+            log.warning("could not send the apology: %s", exc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import uuid
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
@@ -12,19 +13,26 @@ from bot.handlers.commands import _args_text
 from core.errors import EloraError
 
 PICKS = 5
+MAX_OFFERS = 20
 
 
-def _confirm_keyboard(update: Update, context: EloraContext, token: int) -> InlineKeyboardMarkup:
+def _confirm_keyboard(update: Update, context: EloraContext, token: str, index: int):
     return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(context.say(update, "yes_forget"), callback_data=f"fg:y:{token}"),
-          InlineKeyboardButton(context.say(update, "cancel"), callback_data="fg:n")]]
+        [[InlineKeyboardButton(context.say(update, "yes_forget"),
+                               callback_data=f"fg:y:{token}:{index}"),
+          InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]]
     )  # fmt: skip
 
 
-def _remember_choice(context: EloraContext, memory_ids: list[str]) -> int:
-    """Callback data is limited to 64 bytes: keep memory ids in chat_data, send an index."""
-    context.chat_data["forget"] = memory_ids
-    return 0
+def _offer(context: EloraContext, memory_ids: list[str]) -> str:
+    """Callback data is limited to 64 bytes: keep the memory ids in chat_data under a token of
+    this prompt, so an older prompt's buttons never act on a newer prompt's choices."""
+    offers = context.chat_data.setdefault("forget", {})
+    while len(offers) >= MAX_OFFERS:  # prompts left unanswered: drop the oldest
+        offers.pop(next(iter(offers)))
+    token = uuid.uuid4().hex[:8]
+    offers[token] = memory_ids
+    return token
 
 
 async def forget(update: Update, context: EloraContext) -> None:
@@ -36,42 +44,48 @@ async def forget(update: Update, context: EloraContext) -> None:
         return
     entry = services.memory.get(arg)
     if entry is not None:
-        _remember_choice(context, [entry.memory_id])
+        token = _offer(context, [entry.memory_id])
         await update.effective_message.reply_text(
             context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
                         text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, 0),
+            parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, token, 0),
         )  # fmt: skip
         return
     hits, _ = services.memory.search(arg, limit=PICKS)
     if not hits:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
-    _remember_choice(context, [h.entry.memory_id for h in hits])
+    token = _offer(context, [h.entry.memory_id for h in hits])
     rows = [
         [
             InlineKeyboardButton(
-                f"{h.entry.memory_id} — {h.entry.canonical_text[:40]}", callback_data=f"fg:p:{i}"
+                f"{h.entry.memory_id} — {h.entry.canonical_text[:40]}",
+                callback_data=f"fg:p:{token}:{i}",
             )
         ]
         for i, h in enumerate(hits)
     ]
-    rows.append([InlineKeyboardButton(context.say(update, "cancel"), callback_data="fg:n")])
+    rows.append(
+        [InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]
+    )
     await update.effective_message.reply_text(
         context.say(update, "forget_pick"), reply_markup=InlineKeyboardMarkup(rows)
     )
 
 
 async def on_forget_button(update: Update, context: EloraContext) -> None:
-    """fg:p:N picks, fg:y:N confirms, fg:n cancels."""
+    """fg:p:TOKEN:N picks, fg:y:TOKEN:N confirms, fg:n:TOKEN cancels."""
     query = update.callback_query
     await query.answer()
-    _, action, *rest = query.data.split(":")
-    choices = context.chat_data.get("forget") or []
-    if action == "n" or not rest or int(rest[0]) >= len(choices):
+    _, action, token, *rest = [*query.data.split(":"), ""][:4]
+    offers = context.chat_data.get("forget") or {}
+    choices = offers.get(token) or []
+    index = int(rest[0]) if rest and rest[0].isdigit() else len(choices)
+    if action == "n" or index >= len(choices):  # cancelled, or a prompt from before a restart
+        offers.pop(token, None)
         await query.edit_message_text(context.say(update, "cancelled"))
         return
-    memory_id = choices[int(rest[0])]
+    memory_id = choices[index]
     if action == "p":
         entry = context.services.memory.get(memory_id)
         if entry is None:
@@ -80,7 +94,8 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         await query.edit_message_text(
             context.say(update, "forget_confirm", id=html.escape(memory_id),
                         text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, int(rest[0])),
+            parse_mode=ParseMode.HTML,
+            reply_markup=_confirm_keyboard(update, context, token, index),
         )  # fmt: skip
         return
     from core.memory.api import forget_memory
@@ -90,7 +105,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
         return
-    context.chat_data.pop("forget", None)
+    offers.pop(token, None)
     await query.edit_message_text(
         context.say(update, "forgotten", id=html.escape(memory_id)), parse_mode=ParseMode.HTML
     )

@@ -23,12 +23,19 @@ async def typing(update: Update, context: EloraContext):
     """Show "typing…" until the block finishes (Telegram clears it after ~5 s)."""
     chat = update.effective_chat
 
+    async def show() -> None:
+        with contextlib.suppress(Exception):  # an indicator is never worth failing a reply
+            await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
+
     async def keep_typing():
         while True:
-            with contextlib.suppress(Exception):  # an indicator is never worth failing a reply
-                await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
             await asyncio.sleep(TYPING_EVERY)
+            await show()
 
+    # Shown before the block starts: its first steps (archiving, embedding) may hold the event
+    # loop for a while before anything else gets a turn.
+    if chat:
+        await show()
     task = asyncio.create_task(keep_typing()) if chat else None
     try:
         yield

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.worker import Worker, WorkerState
 
 from core.errors import EloraError
@@ -14,14 +16,16 @@ from core.errors import EloraError
 if TYPE_CHECKING:
     from core.services import Services
 
+log = logging.getLogger(__name__)
+
 REFRESH_SECONDS = 5.0
 
 
 class EloraScreen(Screen):
     """A screen that loads its data in worker threads and refreshes itself."""
 
-    BINDINGS = [Binding("ctrl+r", "refresh_data", "Refresh")]
-    auto_refresh_seconds: float | None = REFRESH_SECONDS
+    BINDINGS = [Binding("ctrl+r", "refresh_data", "Refresh", show=False)]
+    periodic_refresh = True  # False where reloading would only disturb (chat, council)
 
     @property
     def services(self) -> Services:
@@ -29,17 +33,28 @@ class EloraScreen(Screen):
         return self.app.services  # type: ignore[attr-defined]
 
     def on_mount(self) -> None:
-        if self.auto_refresh_seconds:
-            self.set_interval(self.auto_refresh_seconds, self.action_refresh_data)
+        seconds = self.app.refresh_seconds  # type: ignore[attr-defined]
+        if self.periodic_refresh and seconds:
+            self.set_interval(seconds, self._tick)
+
+    def _tick(self) -> None:
+        # Only the screen in view reloads; the others catch up when they are resumed.
+        if self.is_current:
+            self.action_refresh_data()
 
     def on_screen_resume(self) -> None:
         self.action_refresh_data()
 
     def action_refresh_data(self) -> None:
         """Reload what the screen shows (changes made by the bot appear this way)."""
-        self.background(self.load, self.show, group="load")
+        query = self.query_state()  # read on the UI thread, used in the worker
+        self.background(lambda: self.load(query), self.show, group="load")
 
-    def load(self) -> Any:  # runs in a worker thread
+    def query_state(self) -> Any:
+        """What the next load depends on (filters, page, view), read from the widgets."""
+        return None
+
+    def load(self, query: Any) -> Any:  # runs in a worker thread
         """Fetch the screen's data (override)."""
         return None
 
@@ -58,8 +73,10 @@ class EloraScreen(Screen):
         def job() -> Any:
             return fn()
 
+        # A newer load or detail makes the older one moot: its result is dropped.
+        exclusive = group in ("load", "detail")
         worker = self.run_worker(
-            job, thread=True, group=group, exclusive=group == "load", exit_on_error=False
+            job, thread=True, group=group, exclusive=exclusive, exit_on_error=False
         )
         worker._elora_done = (done, success)  # type: ignore[attr-defined]
         return worker
@@ -68,7 +85,13 @@ class EloraScreen(Screen):
         done, success = getattr(event.worker, "_elora_done", (None, None))
         if event.state == WorkerState.SUCCESS:
             if done is not None:
-                done(event.worker.result)
+                try:
+                    done(event.worker.result)
+                except Exception as exc:  # a display bug must not take the cockpit down
+                    log.exception("cockpit could not show a result")
+                    self.notify(f"display error: {type(exc).__name__}: {exc}"[:300],
+                                severity="error", timeout=8)  # fmt: skip
+                    return
             if success:
                 self.notify(success)
         elif event.state == WorkerState.ERROR:
@@ -77,3 +100,32 @@ class EloraScreen(Screen):
                 str(error) if isinstance(error, EloraError) else f"{type(error).__name__}: {error}"
             )
             self.notify(message[:300], severity="error", timeout=8)
+            if event.worker.group == "action":
+                # The action failed, often because the data changed underneath (the bot
+                # approved that proposal first): show what is there now.
+                self.action_refresh_data()
+
+
+def refill(table: DataTable, rows: list[tuple[str, tuple[str, ...]]], top: bool = False) -> bool:
+    """Replace a table's rows, keeping the cursor on the same row (or at the same place when
+    that row is gone; at the top with `top`); an unchanged reload leaves the table alone, so
+    periodic refreshes never disturb the reader. Returns whether anything changed.
+    """
+    if getattr(table, "_elora_rows", None) == rows:
+        return False
+    selected = None
+    if table.row_count:
+        selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    index = table.cursor_row
+    table.clear()
+    for key, cells in rows:
+        table.add_row(*cells, key=key)
+    table._elora_rows = rows  # type: ignore[attr-defined]
+    keys = [key for key, _ in rows]
+    if top:
+        return True
+    if selected in keys:
+        table.move_cursor(row=keys.index(selected))
+    elif rows:
+        table.move_cursor(row=min(max(index, 0), len(rows) - 1))
+    return True

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Header, Input, RichLog, Static
+from textual.worker import Worker, WorkerState
 
 from cockpit.screens.base import EloraScreen
 
@@ -19,14 +20,22 @@ CHAT_ID = "cockpit"
 class ChatScreen(EloraScreen):
     """Type a message; the answer, its evidence and its routing appear."""
 
-    auto_refresh_seconds = None
-    BINDINGS = [Binding("escape", "leave_input", "Leave input", show=False)]
+    periodic_refresh = False
+    BINDINGS = [
+        Binding("escape", "leave_input", "Leave input"),
+        Binding("i", "focus_input", "Type"),
+    ]
+
+    def __init__(self):
+        super().__init__()
+        self.waiting = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
             with Vertical(id="chat-main"):
                 yield RichLog(id="chat-log", wrap=True, markup=True)
+                yield Static("", id="chat-status", classes="hint")
                 yield Input(placeholder="Message Elora… (Enter to send)", id="chat-input")
             with VerticalScroll(id="chat-side", classes="detail"):
                 yield Static(
@@ -36,10 +45,14 @@ class ChatScreen(EloraScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.sub_title = "chat (same pipeline as Telegram)"
         self.query_one("#chat-input", Input).focus()
 
     def action_leave_input(self) -> None:
         self.query_one(RichLog).focus()
+
+    def action_focus_input(self) -> None:
+        self.query_one("#chat-input", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
@@ -47,7 +60,19 @@ class ChatScreen(EloraScreen):
             return
         event.input.value = ""
         self.query_one(RichLog).write(f"[b]you[/b] {escape(text)}")
+        self._waiting(+1)
         self.background(lambda: self._ask(text), self._answered, group="chat")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        super().on_worker_state_changed(event)
+        finished = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
+        if event.worker.group == "chat" and event.state in finished:
+            self._waiting(-1)
+
+    def _waiting(self, step: int) -> None:
+        self.waiting += step
+        status = "Elora is thinking…" if self.waiting else ""
+        self.query_one("#chat-status", Static).update(status)
 
     def _ask(self, text: str):
         from core.pipeline import Request
@@ -64,41 +89,51 @@ class ChatScreen(EloraScreen):
 
 
 def render_trace(reply) -> Group:
-    """The pack (layers, items with tier labels and sources) and the routing of one reply."""
+    """The routing of one reply (tiers, escalations, tokens, cost) and its evidence pack
+    (layers, items with their tier labels, sources and contradictions)."""
     parts: list[Any] = []
     summary = reply.summary()
-    models = " → ".join(f"{c['tier']}:{c['model']}" for c in summary["models"]) or "no model call"
     cost = summary["cost"]
     parts += [
         "[b]Routing[/b]",
-        f"start {summary['start_tier'] or '-'} · final {summary['final_tier'] or '-'} · {summary['status']}",
-        escape(models),
-        f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out · cost {'unknown' if cost is None else f'${cost:.5f}'}",
+        f"start {summary['start_tier'] or '-'} → final {summary['final_tier'] or '-'} · "
+        f"{summary['status']}",
     ]
+    for call in summary["models"]:
+        parts.append(escape(f"  {call['tier']} {call['model']}: {call['tokens_in']} in / "
+                            f"{call['tokens_out']} out · {call['latency_ms']} ms"))  # fmt: skip
+    if not summary["models"]:
+        parts.append("  no model call")
     for esc in summary["escalations"]:
-        parts.append(f"escalated {esc['from']} → {esc['to']}")
+        parts.append(f"  [yellow]escalated {esc['from']} → {esc['to']}[/yellow]")
     for call in summary["tool_calls"]:
-        parts.append(f"tool {call['name']} ({'ok' if call['ok'] else 'error'})")
+        parts.append(escape(f"  tool {call['name']} ({'ok' if call['ok'] else 'error'})"))
+    parts.append(
+        f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out · "
+        f"cost {'unknown' if cost is None else f'${cost:.5f}'}"
+    )
     pack = reply.pack.to_json() if reply.pack else None
     if pack:
         c = pack["classification"]
         parts += ["", "[b]Evidence pack[/b]",
-                  f"{c['intent']} · memory {c['memory_need']} · {pack['budget']['used']}/{pack['budget']['total']} tokens"
-                  + (" · DEGRADED" if pack["degraded"] else "")]  # fmt: skip
+                  escape(f"{c['intent']} · memory {c['memory_need']} · "
+                         f"{pack['budget']['used']}/{pack['budget']['total']} tokens")
+                  + (" · [red]DEGRADED[/red]" if pack["degraded"] else "")]  # fmt: skip
         for name, layer in pack["layers"].items():
             if not layer["ran"]:
                 continue
-            parts.append(f"[b]{name}[/b] {layer['title']} ({len(layer['items'])})")
+            parts.append(f"[b]{name}[/b] {escape(layer['title'])} ({len(layer['items'])})")
             for item in layer["items"]:
+                label = escape(f"[{item['tier']}:{item['tier_meaning']}]")
+                parts.append(f"  [cyan]{label}[/cyan] {escape(item['text'][:90])}")
                 source = (item.get("sources") or [{}])[0]
                 where = source.get("file") or " ".join(
                     str(source[k]) for k in ("surface", "chat_id", "date") if source.get(k)
                 )
-                parts.append(
-                    f"  [{item['tier']}:{item['tier_meaning']}] {escape(item['text'][:90])}"
-                )
                 if where:
                     parts.append(f"    [dim]{escape(where[:60])}[/dim]")
+                for other in item.get("contradictions") or []:
+                    parts.append(f"    [yellow]⚠ contradicts {escape(other['id'])}[/yellow]")
         for missing in pack["missing"]:
             parts.append(f"[dim]missing: {escape(missing)}[/dim]")
     return Group(*parts)

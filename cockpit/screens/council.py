@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Footer, Header, Input, RichLog, SelectionList
 
 from cockpit.screens.base import EloraScreen
 
 
+@dataclass
+class RoundDone(Message):
+    """A round of the council finished (posted from the background loop)."""
+
+    number: int
+    record: dict[str, Any]
+
+
 class CouncilScreen(EloraScreen):
     """Start a round table and follow it round by round."""
 
-    auto_refresh_seconds = None
+    periodic_refresh = False
     BINDINGS = [Binding("ctrl+g", "convene", "Convene")]
+
+    def __init__(self):
+        super().__init__()
+        self.skill_ids: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -28,18 +44,28 @@ class CouncilScreen(EloraScreen):
             yield RichLog(id="council-log", wrap=True, markup=True)
         yield Footer()
 
-    def load(self):
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = "council: space picks skills (2-5), then a question and Enter"
+
+    def load(self, _query: None):
         from core.council.skills import list_skills
 
         return list_skills(self.services)
 
     def show(self, skills) -> None:
+        ids = [skill.skill_id for skill in skills]
+        if ids == self.skill_ids:
+            return  # unchanged: keep the cursor and the choices where they are
+        self.skill_ids = ids
         selection = self.query_one(SelectionList)
         chosen = set(selection.selected)
         selection.clear_options()
         for skill in skills:
             selection.add_option((f"{skill.name} — {skill.description[:50]}", skill.skill_id,
                                   skill.skill_id in chosen))  # fmt: skip
+        if skills:
+            selection.highlighted = 0  # so space picks the first skill without a down arrow
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         self.action_convene()
@@ -47,12 +73,14 @@ class CouncilScreen(EloraScreen):
     def action_convene(self) -> None:
         question = self.query_one("#council-question", Input).value.strip()
         skills = list(self.query_one(SelectionList).selected)
-        log = self.query_one(RichLog)
         if not question:
             self.notify("Type a question first.", severity="warning")
             return
-        log.write(
-            f"[b]Council[/b] on: {escape(question)} — {', '.join(skills) or 'no skills selected'}"
+        if any(not w.is_finished for w in self.workers if w.group == "council"):
+            self.notify("A council is already sitting; wait for its synthesis.", severity="warning")
+            return
+        self.query_one(RichLog).write(
+            f"[b]Council[/b] on: {escape(question)} — {escape(', '.join(skills)) or 'no skills selected'}"
         )
         self.background(lambda: self._convene(question, skills), self._done, group="council")
 
@@ -60,19 +88,24 @@ class CouncilScreen(EloraScreen):
         from core.council.council import consult_council
 
         async def on_round(number: int, record: dict) -> None:
-            self.app.call_from_thread(self._round, number, record)
+            # Posting never blocks: the core loop must not wait on the UI (or quitting mid-way
+            # would leave it stuck waiting for a screen that is gone).
+            self.post_message(RoundDone(number, record))
 
         coroutine = consult_council(self.services, question, skills, surface="cockpit",
                                     chat_id="cockpit", on_round=on_round)  # fmt: skip
         return self.app.loop_runner.run(coroutine)  # type: ignore[attr-defined]
 
-    def _round(self, number: int, record: dict) -> None:
+    def on_round_done(self, message: RoundDone) -> None:
         log = self.query_one(RichLog)
-        log.write(f"[b]Round {number}[/b]")
+        log.write(f"[b]Round {message.number}[/b]")
+        record = message.record
         for c in record["contributions"]:
-            log.write(f"[b]{c['participant']}[/b] ({c['role']}): {escape(c['text'])}")
+            log.write(
+                f"[b]{escape(c['participant'])}[/b] ({escape(c['role'])}): {escape(c['text'])}"
+            )
         for f in record["failures"]:
-            log.write(f"[red]{f['participant']} failed: {escape(f['error'])}[/red]")
+            log.write(f"[red]{escape(f['participant'])} failed: {escape(f['error'])}[/red]")
 
     def _done(self, transcript) -> None:
         log = self.query_one(RichLog)

@@ -24,15 +24,17 @@ def _size(path: Path) -> int:
 class HealthScreen(EloraScreen):
     """Everything that tells whether memory is healthy, in one place."""
 
-    auto_refresh_seconds = 10.0
-
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll():
             yield Static("Loading…", id="health-body")
         yield Footer()
 
-    def load(self) -> dict[str, Any]:
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.sub_title = "health"
+
+    def load(self, _query: None) -> dict[str, Any]:
         from core.errors import EloraError
         from core.jobs.registry import JOBS, last_runs
 
@@ -45,10 +47,11 @@ class HealthScreen(EloraScreen):
         except EloraError as exc:
             embedder = f"FAILING: {exc}"
         db_path = services.db.path
+        runs = last_runs(services)
         return {
             "spool": services.spool.backlog(),
             "embedder": f"{services.embedder.name} · {embedder}",
-            "jobs": {name: last_runs(services).get(name) for name in JOBS},
+            "jobs": {name: runs.get(name) for name in JOBS},
             "counts": services.archive.counts(),
             "entries": services.memory.count(),
             "proposals": services.proposals.count(),
@@ -75,10 +78,14 @@ class HealthScreen(EloraScreen):
         stores.add_row("database size", f"{d['db_bytes'] / 1e6:.1f} MB")
         stores.add_row("vector store size", f"{d['chroma_bytes'] / 1e6:.1f} MB")
         stores.add_row("embedder", d["embedder"])
-        cap = d["cap"]
+        cap, spend = d["cap"], d["spend"]
+        over = cap is not None and spend >= cap
         stores.add_row(
             "spend today",
-            f"${d['spend']:.4f}" + (f" of ${cap:.2f}" if cap is not None else " (no cap)"),
+            ("[red]" if over else "")
+            + f"${spend:.4f}"
+            + (f" of ${cap:.2f} cap" if cap is not None else " (no cap)")
+            + (" — cap reached[/red]" if over else ""),
         )
         jobs = Table(title="Scheduled jobs", expand=True)
         for col in ("job", "last run", "outcome", "seconds"):

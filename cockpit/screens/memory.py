@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
@@ -11,12 +12,32 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from cockpit.screens.base import EloraScreen
+from cockpit.screens.base import EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog
 
 PAGE = 50
 TIERS = ("semantic", "episodic", "procedural", "personalized", "environment")
 STATUSES = ("active", "superseded", "deprecated")
+TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
+              "personalized": "pers", "environment": "env"}  # fmt: skip
+
+# How a link reads from the entry it points at.
+PASSIVE = {"supersedes": "superseded by", "deprecates": "deprecated by",
+           "contradicts": "contradicted by", "confirms": "confirmed by",
+           "limits-in-time": "limited in time by"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MemoryQuery:
+    """Everything one load depends on, read from the widgets on the UI thread."""
+
+    text: str
+    mode: str
+    tier: str | None
+    status: str | None
+    scope: str | None
+    topic: str | None
+    offset: int
 
 
 class MemoryScreen(EloraScreen):
@@ -24,9 +45,11 @@ class MemoryScreen(EloraScreen):
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search"),
-        Binding("s", "toggle_mode", "Full-text/semantic"),
-        Binding("right_square_bracket", "page(1)", "Next page"),
-        Binding("left_square_bracket", "page(-1)", "Prev page"),
+        Binding("s", "toggle_mode", "Text/semantic"),
+        Binding("right_square_bracket", "page(1)", "Next"),
+        Binding("left_square_bracket", "page(-1)", "Prev"),
+        Binding("t", "cycle('tier')", "Tier", show=False),
+        Binding("x", "cycle('status')", "Status", show=False),
         Binding("f", "forget", "Forget"),
         Binding("escape", "clear_search", "Clear", show=False),
     ]
@@ -38,6 +61,7 @@ class MemoryScreen(EloraScreen):
         self.mode = "full-text"
         self.entries: dict[str, Any] = {}
         self.total = 0
+        self.shown_query: MemoryQuery | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -59,8 +83,10 @@ class MemoryScreen(EloraScreen):
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one(DataTable)
-        table.add_columns("memory_id", "tier", "kind", "imp", "text")
+        for label, width in (("memory_id", 22), ("tier", 4), ("imp", 3), ("text", 200)):
+            table.add_column(label, width=width)
         table.focus()
+        self.sub_title = "memory"
 
     def _filter(self, widget_id: str) -> str | None:
         widget = self.query_one(f"#{widget_id}")
@@ -68,54 +94,68 @@ class MemoryScreen(EloraScreen):
             return None if widget.value in (Select.NULL, None) else str(widget.value)
         return widget.value.strip() or None
 
-    def load(self) -> dict[str, Any]:
+    def query_state(self) -> MemoryQuery:
+        return MemoryQuery(
+            text=self.query_text,
+            mode=self.mode,
+            tier=self._filter("tier"),
+            status=self._filter("status"),
+            scope=self._filter("scope"),
+            topic=self._filter("topic"),
+            offset=self.page_start,
+        )
+
+    def load(self, q: MemoryQuery) -> dict[str, Any]:
         memory = self.services.memory
-        tier, status = self._filter("tier"), self._filter("status")
-        scope, topic = self._filter("scope"), self._filter("topic")
-        if self.query_text:
-            if self.mode == "semantic":
-                statuses = (status,) if status else STATUSES
-                hits, _ = memory.search(self.query_text, PAGE, statuses=statuses,
-                                               tiers=[tier] if tier else None,
-                                               scopes=[scope] if scope else None)  # fmt: skip
+        if q.text:
+            if q.mode == "semantic":
+                statuses = (q.status,) if q.status else STATUSES
+                hits, degraded = memory.search(q.text, PAGE, statuses=statuses,
+                                               tiers=[q.tier] if q.tier else None,
+                                               scopes=[q.scope] if q.scope else None)  # fmt: skip
                 rows = [h.entry for h in hits]
             else:
-                rows = [e for e in memory.fulltext(self.query_text, PAGE, status)
-                        if (not tier or e.tier == tier) and (not scope or e.scope == scope)]  # fmt: skip
-            return {"rows": rows, "total": len(rows), "details": self._details(rows[:1])}
-        rows = memory.list(tier=tier, scope=scope, topic=topic, status=status, limit=PAGE,
-                           offset=self.page_start)  # fmt: skip
-        total = memory.count(status, tier=tier, scope=scope, topic=topic)
-        return {"rows": rows, "total": total, "details": self._details(rows[:1])}
+                rows, degraded = memory.fulltext(q.text, PAGE, q.status), False
+                rows = [e for e in rows if (not q.tier or e.tier == q.tier)
+                        and (not q.scope or e.scope == q.scope)]  # fmt: skip
+            if q.topic:
+                rows = [e for e in rows if q.topic.lower() in e.topics]
+            total = len(rows)
+        else:
+            rows = memory.list(tier=q.tier, scope=q.scope, topic=q.topic, status=q.status,
+                               limit=PAGE, offset=q.offset)  # fmt: skip
+            total, degraded = (
+                memory.count(q.status, tier=q.tier, scope=q.scope, topic=q.topic),
+                False,
+            )
+        return {"query": q, "rows": rows, "total": total, "degraded": degraded}
 
-    def _details(self, rows) -> dict[str, Any]:
-        """Links and history of entries (fetched in the worker, not on the UI thread)."""
+    def _details(self, entry) -> dict[str, Any]:
+        """Links and history of an entry (fetched in a worker, not on the UI thread)."""
         memory = self.services.memory
-        links = memory.links_of([r.uuid for r in rows])
+        links = memory.links_of([entry.uuid])
         related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
-        return {"links": links, "related": related}
+        return {"uuid": entry.uuid, "links": links, "related": related}
 
     def show(self, data: dict[str, Any]) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
+        q: MemoryQuery = data["query"]
         self.entries = {e.memory_id: e for e in data["rows"]}
         self.total = data["total"]
-        for e in data["rows"]:
-            table.add_row(
-                e.memory_id,
-                e.tier,
-                e.kind,
-                str(e.importance),
-                e.canonical_text[:60],
-                key=e.memory_id,
-            )
-        where = (
-            f"{self.mode} search: {self.query_text!r}"
-            if self.query_text
-            else f"rows {self.page_start + 1}–{self.page_start + len(data['rows'])} of {self.total:,}"
-        )
+        rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
+                               e.canonical_text.replace("\n", " "))) for e in data["rows"]]  # fmt: skip
+        moved, self.shown_query = self.shown_query != q, q
+        refill(self.query_one(DataTable), rows, top=moved)
+        if q.text:
+            where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
+            if data["degraded"]:
+                where += " · DEGRADED: embeddings unavailable, lexical only"
+        elif not self.total:
+            where = "no entry matches these filters"
+        else:
+            last = q.offset + len(data["rows"])
+            where = f"rows {q.offset + 1:,}–{last:,} of {self.total:,}  (] next, [ previous)"
         self.query_one("#memory-page", Static).update(where)
-        self._render_detail(data["details"])
+        self._load_detail()
 
     def _selected(self):
         table = self.query_one(DataTable)
@@ -125,44 +165,19 @@ class MemoryScreen(EloraScreen):
         return self.entries.get(key)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._load_detail()
+
+    def _load_detail(self) -> None:
         entry = self._selected()
-        if entry is not None:
-            self.background(lambda: self._details([entry]), self._render_detail, group="detail")
+        if entry is None:
+            self.query_one("#memory-body", Static).update("No entry here.")
+            return
+        self.background(lambda: self._details(entry), self._render_detail, group="detail")
 
     def _render_detail(self, details: dict[str, Any]) -> None:
         entry = self._selected()
-        body = self.query_one("#memory-body", Static)
-        if entry is None:
-            body.update("No entry selected.")
-            return
-        parts: list[Any] = [
-            f"[b]{escape(entry.canonical_text)}[/b]",
-            f"{entry.memory_id} · {entry.tier} · {entry.kind} · {entry.status} · scope {entry.scope}",
-            f"importance {entry.importance} · confidence {entry.confidence:.2f} · observations {entry.observations} · {entry.truth_mode}",
-            f"topics: {', '.join(entry.topics)}",
-            f"created {entry.created_at:%Y-%m-%d} · touched {entry.last_touched:%Y-%m-%d}"
-            + (f" · valid {entry.valid_from:%Y-%m-%d}" if entry.valid_from else "")
-            + (f" → {entry.valid_to:%Y-%m-%d}" if entry.valid_to else ""),
-            "",
-            "[b]Provenance[/b]",
-        ]
-        for s in entry.sources or [{"origin": "unknown"}]:
-            parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
-        related = details.get("related", {})
-        mine = [x for x in details.get("links", []) if entry.uuid in (x.from_uuid, x.to_uuid)]
-        if mine:
-            parts += ["", "[b]Links and history[/b]"]
-            for link in mine:
-                other = related.get(
-                    link.to_uuid if link.from_uuid == entry.uuid else link.from_uuid
-                )
-                if other is None:
-                    continue
-                direction = "→" if link.from_uuid == entry.uuid else "←"
-                parts.append(
-                    f"{direction} {link.relation} {other.memory_id} ({other.status}): {escape(other.canonical_text[:120])}"
-                )
-        body.update(Group(*parts))
+        if entry is not None and entry.uuid == details["uuid"]:
+            self.query_one("#memory-body", Static).update(render_entry(entry, details))
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -170,6 +185,7 @@ class MemoryScreen(EloraScreen):
         if event.input.id == "search":
             self.query_text = event.value.strip()
         self.page_start = 0
+        self.query_one(DataTable).focus()  # so ] [ f and the arrows act on the results
         self.action_refresh_data()
 
     def on_select_changed(self, _event: Select.Changed) -> None:
@@ -182,6 +198,7 @@ class MemoryScreen(EloraScreen):
     def action_clear_search(self) -> None:
         self.query_one("#search", Input).value = ""
         self.query_text = ""
+        self.page_start = 0
         self.query_one(DataTable).focus()
         self.action_refresh_data()
 
@@ -191,8 +208,20 @@ class MemoryScreen(EloraScreen):
         if self.query_text:
             self.action_refresh_data()
 
+    def action_cycle(self, which: str) -> None:
+        """t / x: step the tier or status filter through its values and back to any."""
+        select = self.query_one(f"#{which}", Select)
+        values = [None, *(TIERS if which == "tier" else STATUSES)]
+        current = None if select.value in (Select.NULL, None) else select.value
+        following = values[(values.index(current) + 1) % len(values)]
+        if following is None:
+            select.clear()
+        else:
+            select.value = following
+
     def action_page(self, step: int) -> None:
         if self.query_text:
+            self.notify("Search results are one page; esc returns to browsing.")
             return
         new = self.page_start + step * PAGE
         if 0 <= new < max(self.total, 1):
@@ -212,6 +241,39 @@ class MemoryScreen(EloraScreen):
                 self.background(lambda: forget_memory(self.services, entry.memory_id),
                                 lambda r: self.action_refresh_data(), success=f"forgot {entry.memory_id}")  # fmt: skip
 
-        self.app.push_screen(
-            ConfirmDialog(f"Forget {entry.memory_id}?\n{entry.canonical_text[:200]}\nThis cannot be undone.",
-                          yes="Forget"), confirmed)  # fmt: skip
+        question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
+                    "It is erased from every store; this cannot be undone.")  # fmt: skip
+        self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
+
+
+def render_entry(entry, details: dict[str, Any]) -> Group:
+    """The detail pane: text, classification, provenance, links and history."""
+    parts: list[Any] = [
+        f"[b]{escape(entry.canonical_text)}[/b]",
+        escape(
+            f"{entry.memory_id} · {entry.tier} · {entry.kind} · {entry.status} · scope {entry.scope}"
+        ),
+        f"importance {entry.importance} · confidence {entry.confidence:.2f} · "
+        f"observations {entry.observations} · {entry.truth_mode}",
+        escape(f"topics: {', '.join(entry.topics) or '-'}"),
+        f"created {entry.created_at:%Y-%m-%d} · touched {entry.last_touched:%Y-%m-%d}"
+        + (f" · valid {entry.valid_from:%Y-%m-%d}" if entry.valid_from else "")
+        + (f" → {entry.valid_to:%Y-%m-%d}" if entry.valid_to else ""),
+        "",
+        "[b]Provenance[/b]",
+    ]
+    for s in entry.sources or [{"origin": "unknown"}]:
+        parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
+    related = details.get("related", {})
+    mine = [x for x in details.get("links", []) if entry.uuid in (x.from_uuid, x.to_uuid)]
+    if mine:
+        parts += ["", "[b]Links and history[/b]"]
+        for link in mine:
+            outgoing = link.from_uuid == entry.uuid
+            other = related.get(link.to_uuid if outgoing else link.from_uuid)
+            if other is None:
+                continue
+            relation = link.relation if outgoing else PASSIVE.get(link.relation, link.relation)
+            parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
+                                f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
+    return Group(*parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 from textual.app import ComposeResult
@@ -12,11 +13,23 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from cockpit.screens.base import EloraScreen
+from cockpit.screens.base import EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog, EditDialog
 
 OPEN = ("pending", "recommended")
 REJECTED = ("rejected",)
+LIMIT = 200
+TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
+              "personalized": "pers", "environment": "env"}  # fmt: skip
+STATUS_MARK = {"recommended": "★", "rejected": "✗"}
+# What approving does to the entry a proposal conflicts with.
+RELATION = {
+    "contradict": "contradicts an entry (both are kept, linked as contradicting)",
+    "duplicate": "duplicates an entry (approving confirms it: +1 observation)",
+    "supersede": "supersedes an entry (approving marks the old one superseded)",
+    "deprecate": "deprecates an entry (approving marks the old one deprecated)",
+    "time_limit": "limits an entry in time (approving sets its end date)",
+}
 
 
 @dataclass
@@ -33,17 +46,21 @@ class ProposalsScreen(EloraScreen):
 
     BINDINGS = [
         Binding("a", "approve", "Approve"),
-        Binding("e", "edit", "Edit+approve"),
+        Binding("e", "edit", "Edit"),
         Binding("r", "reject", "Reject"),
-        Binding("A", "approve_recommended", "Approve all rec."),
+        Binding("A", "approve_recommended", "All ★"),
         Binding("u", "restore", "Restore"),
-        Binding("v", "toggle_view", "Open/rejected"),
+        # One key, two labels: the footer says where `v` leads from the current view.
+        Binding("v", "view('rejected')", "Rejected"),
+        Binding("v", "view('open')", "Open"),
     ]
 
     def __init__(self):
         super().__init__()
         self.view = OPEN
+        self.shown_view: tuple[str, ...] | None = None
         self.rows: dict[str, ProposalView] = {}
+        self.recommended = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -56,34 +73,62 @@ class ProposalsScreen(EloraScreen):
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one(DataTable)
-        table.add_columns("status", "A-MAC", "kind/tier", "text")
+        # Fixed widths: the layout does not jump from one reload to the next.
+        for label, width in (("", 2), ("A-MAC", 5), ("kind", 10), ("tier", 4), ("text", 200)):
+            table.add_column(label, width=width)
         self.sub_title = "open proposals"
 
-    def load(self) -> list[ProposalView]:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer only the keys that make sense in the current view."""
+        if action == "restore":
+            return self.view == REJECTED
+        if action in ("approve", "edit", "reject", "approve_recommended"):
+            return self.view == OPEN
+        if action == "view":
+            return (self.view == OPEN) == (parameters[0] == "rejected")
+        return True
+
+    def query_state(self) -> tuple[str, ...]:
+        return self.view
+
+    def load(self, view: tuple[str, ...]) -> dict[str, Any]:
         from core.learning.canonical import capture_sources
 
         services = self.services
-        rows = services.proposals.list(self.view, limit=200)
+        rows = services.proposals.list(view, limit=LIMIT)
         conflicts = services.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
-        return [
+        views = [
             ProposalView(
                 p, conflicts.get(p.conflict_uuid), capture_sources(services, p.source_capture_ids)
             )
             for p in rows
         ]
+        return {
+            "view": view,
+            "views": views,
+            "total": services.proposals.count(view),
+            "recommended": services.proposals.count(("recommended",)),
+        }
 
-    def show(self, views: list[ProposalView]) -> None:
-        table = self.query_one(DataTable)
-        selected = self._selected_id()
-        table.clear()
+    def show(self, data: dict[str, Any]) -> None:
+        if data["view"] != self.view:
+            return  # loaded for the view the operator just left
+        view_changed, self.shown_view = self.shown_view != self.view, self.view
+        views = data["views"]
         self.rows = {v.proposal.id: v for v in views}
+        self.recommended = data["recommended"]
+        rows = []
         for v in views:
             p = v.proposal
-            mark = "⚠ " if v.conflict is not None else ""
+            mark = STATUS_MARK.get(p.status, " ") + ("⚠" if v.conflict is not None else " ")
             total = f"{p.total:.2f}" if p.total is not None else "-"
-            table.add_row(p.status, total, f"{p.kind}/{p.tier}", mark + p.text[:70], key=p.id)
-        if selected in self.rows:
-            table.move_cursor(row=table.get_row_index(selected))
+            tier = TIER_SHORT.get(p.tier, p.tier[:4])
+            rows.append((p.id, (mark, total, p.kind, tier, p.text.replace("\n", " "))))
+        refill(self.query_one(DataTable), rows, top=view_changed)
+        name = "rejected" if self.view == REJECTED else "open"
+        shown = f"{len(views)} of {data['total']}" if data["total"] > len(views) else len(views)
+        extra = f", {self.recommended} recommended ★" if self.view == OPEN else ""
+        self.sub_title = f"{name} proposals: {shown}{extra}"
         self._detail()
 
     def _selected_id(self) -> str | None:
@@ -99,35 +144,9 @@ class ProposalsScreen(EloraScreen):
         body = self.query_one("#proposal-body", Static)
         view = self.rows.get(self._selected_id() or "")
         if view is None:
-            body.update("No proposal selected." if not self.rows else "")
+            body.update("No proposal here." if not self.rows else "")
             return
-        p = view.proposal
-        lines = [
-            f"[b]{escape(p.text)}[/b]",
-            f"{p.kind} · {p.tier} · {p.status} · by {p.authority} ({p.origin}) · {p.created_at:%Y-%m-%d %H:%M}",
-        ]
-        grid = Table.grid(padding=(0, 1))
-        for name, value in (p.scores or {}).items():
-            grid.add_row(name, f"{value:.2f}")
-        if p.total is not None:
-            grid.add_row("[b]total[/b]", f"[b]{p.total:.2f}[/b] / 6")
-        parts: list[Any] = ["\n".join(lines), "", "[b]A-MAC[/b]", grid, ""]
-        parts += [escape(r) for r in p.reasons]
-        if view.sources:
-            parts += ["", "[b]Source messages[/b]"]
-            for s in view.sources:
-                parts.append(
-                    f"{s.get('date', '')[:16]} {s.get('speaker') or ''} · {s.get('surface')} chat {s.get('chat_id')} #{s.get('message_id')}"
-                )
-        if view.conflict is not None:
-            side = Table(title=f"{p.conflict_relation}", expand=True)
-            side.add_column("existing: " + view.conflict.memory_id)
-            side.add_column("proposed")
-            side.add_row(escape(view.conflict.canonical_text), escape(p.text))
-            parts += ["", side]
-        from rich.console import Group
-
-        body.update(Group(*parts))
+        body.update(render_proposal(view))
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -137,13 +156,16 @@ class ProposalsScreen(EloraScreen):
             self.notify("No proposal selected.", severity="warning")
         return view.proposal if view else None
 
+    def _reload(self, _result: Any = None) -> None:
+        self.action_refresh_data()
+
     def action_approve(self) -> None:
         from core.learning.review import approve
 
         p = self._current()
         if p is not None:
-            self.background(lambda: approve(self.services, p.id), lambda e: self.action_refresh_data(),
-                            success=f"approved {p.text[:40]}")  # fmt: skip
+            self.background(lambda: approve(self.services, p.id), self._reload,
+                            success=f"approved: {p.text[:40]}")  # fmt: skip
 
     def action_edit(self) -> None:
         from core.learning.review import approve
@@ -154,8 +176,8 @@ class ProposalsScreen(EloraScreen):
 
         def edited(text: str | None) -> None:
             if text:
-                self.background(lambda: approve(self.services, p.id, edit=text),
-                                lambda e: self.action_refresh_data(), success="edited and approved")  # fmt: skip
+                self.background(lambda: approve(self.services, p.id, edit=text), self._reload,
+                                success="edited and approved")  # fmt: skip
 
         self.app.push_screen(EditDialog("Edit, then approve", p.text), edited)
 
@@ -164,35 +186,68 @@ class ProposalsScreen(EloraScreen):
 
         p = self._current()
         if p is not None:
-            self.background(lambda: reject(self.services, p.id), lambda e: self.action_refresh_data(),
-                            success="rejected (press v then u to restore)")  # fmt: skip
+            self.background(lambda: reject(self.services, p.id), self._reload,
+                            success="rejected (v shows the rejected ones, u restores)")  # fmt: skip
 
     def action_approve_recommended(self) -> None:
         from core.learning.review import approve_recommended
+
+        if not self.recommended:
+            self.notify("No recommended proposal to approve.", severity="warning")
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self.background(lambda: approve_recommended(self.services),
                                 lambda entries: (self.notify(f"approved {len(entries)} recommended"),
-                                                 self.action_refresh_data()))  # fmt: skip
+                                                 self._reload()))  # fmt: skip
 
-        self.app.push_screen(
-            ConfirmDialog("Approve every recommended proposal?", yes="Approve"), confirmed
-        )
+        question = f"Approve all {self.recommended} recommended proposal(s)?"
+        self.app.push_screen(ConfirmDialog(question, yes="Approve"), confirmed)
 
     def action_restore(self) -> None:
         from core.learning.review import restore
 
         p = self._current()
-        if p is None:
-            return
-        if p.status != "rejected":
-            self.notify("Only rejected proposals can be restored (press v).", severity="warning")
-            return
-        self.background(lambda: restore(self.services, p.id), lambda e: self.action_refresh_data(),
-                        success="restored")  # fmt: skip
+        if p is not None:
+            self.background(lambda: restore(self.services, p.id), self._reload,
+                            success=f"restored: {p.text[:40]}")  # fmt: skip
 
-    def action_toggle_view(self) -> None:
-        self.view = REJECTED if self.view == OPEN else OPEN
+    def action_view(self, which: str) -> None:
+        self.view = REJECTED if which == "rejected" else OPEN
         self.sub_title = "rejected proposals" if self.view == REJECTED else "open proposals"
+        self.refresh_bindings()
         self.action_refresh_data()
+
+
+def render_proposal(view: ProposalView) -> Group:
+    """The detail pane: text, any conflict side by side, A-MAC factors, reasons, sources."""
+    p = view.proposal
+    parts: list[Any] = [
+        f"[b]{escape(p.text)}[/b]",
+        f"{p.kind} · tier {p.tier} · {p.status} · by {p.authority} ({p.origin}) · "
+        f"{p.created_at:%Y-%m-%d %H:%M}",
+        f"id {p.id}",
+    ]
+    if view.conflict is not None:
+        old = view.conflict
+        relation = p.conflict_relation or "conflict"
+        side = Table(expand=True, show_lines=True)
+        side.add_column("existing", ratio=1)
+        side.add_column("proposed", ratio=1)
+        side.add_row(escape(old.canonical_text), escape(p.text))
+        side.add_row(escape(f"{old.memory_id} · {old.status}"), f"A-MAC {p.total or 0:.2f}")
+        parts += ["", f"[b][yellow]⚠ {escape(RELATION.get(relation, relation))}[/][/b]", side]
+    parts += ["", "[b]A-MAC admission[/b]"]
+    grid = Table.grid(padding=(0, 1))
+    for name, value in (p.scores or {}).items():
+        grid.add_row(name, f"{value:.2f}" if isinstance(value, int | float) else escape(str(value)))
+    if p.total is not None:
+        grid.add_row("[b]total[/b]", f"[b]{p.total:.2f}[/b] / 6")
+    parts += [grid, *(f"[dim]{escape(r)}[/dim]" for r in p.reasons)]
+    if view.sources:
+        parts += ["", "[b]Source messages[/b]"]
+        for s in view.sources:
+            parts.append(escape(f"{s.get('date', '')[:16]} {s.get('speaker') or ''} · "
+                                f"{s.get('surface')} chat {s.get('chat_id')} #{s.get('message_id')}"))  # fmt: skip
+    return Group(*parts)

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
-from cockpit.screens.base import EloraScreen
+from cockpit.screens.base import EloraScreen, refill
 
 
 class TracesScreen(EloraScreen):
@@ -24,20 +24,25 @@ class TracesScreen(EloraScreen):
             with Vertical():
                 yield Label("spend / day (14 d)", id="spend-label")
                 yield Sparkline([], id="spend-chart")
-        with Horizontal():
+        with Horizontal(id="traces-main"):
             yield DataTable(id="traces", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(classes="detail", id="trace-detail"):
                 yield Static("", id="trace-body")
         yield Footer()
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one(DataTable).add_columns(
-            "time", "surface", "intent", "models", "esc", "ms", "cost"
-        )
+    def __init__(self):
+        super().__init__()
         self.traces: dict[str, Any] = {}
 
-    def load(self) -> dict[str, Any]:
+    def on_mount(self) -> None:
+        super().on_mount()
+        table = self.query_one(DataTable)
+        for label, width in (("time", 11), ("surface", 8), ("intent", 10), ("models", 12),
+                             ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip
+            table.add_column(label, width=width)
+        self.sub_title = "traces"
+
+    def load(self, _query: None) -> dict[str, Any]:
         traces = self.services.traces
         return {"recent": traces.recent(200), "daily": traces.daily(14)}
 
@@ -50,14 +55,16 @@ class TracesScreen(EloraScreen):
             f"requests / day (14 d): {sum(d['requests'] for d in daily)} in all"
         )
         self.query_one("#spend-label", Label).update(f"spend / day (14 d): ${total:.4f} in all")
-        table = self.query_one(DataTable)
-        table.clear()
         self.traces = {t.id: t for t in data["recent"]}
+        rows = []
         for t in data["recent"]:
-            models = ",".join(sorted({m.get("tier", "?") for m in t.models})) or "-"
+            tiers = list(dict.fromkeys(m.get("tier", "?") for m in t.models))
+            models = "→".join(tiers) or "-"
             cost = "?" if t.cost is None else f"{t.cost:.5f}"
-            table.add_row(f"{t.created_at:%m-%d %H:%M}", t.surface, (t.classification or {}).get("intent", "-"),
-                          models, str(len(t.escalations)), str(t.latency_ms), cost, key=t.id)  # fmt: skip
+            rows.append((t.id, (f"{t.created_at:%m-%d %H:%M}", t.surface,
+                                str((t.classification or {}).get("intent", "-")), models,
+                                str(len(t.escalations)), str(t.latency_ms), cost)))  # fmt: skip
+        refill(self.query_one(DataTable), rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         trace = self.traces.get(event.row_key.value)

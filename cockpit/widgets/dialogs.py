@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Markdown, TextArea
 
@@ -73,16 +73,23 @@ HELP = """\
 # Elora cockpit
 
 **Screens**: `1` proposals · `2` memory · `3` chat · `4` traces · `5` health · `6` council
+(`F1`…`F6` work everywhere, even while typing)
 
-**Proposals**: `a` approve · `e` edit then approve · `r` reject · `A` approve all recommended ·
-`v` switch open/rejected · `u` restore a rejected one
+**Proposals**: `a` approve · `e` edit then approve (`ctrl+s` saves) · `r` reject ·
+`A` approve every recommended ★ (asks first) · `v` switch open/rejected · `u` restore a
+rejected one. ⚠ marks a proposal that conflicts with an entry (shown side by side).
 
-**Memory**: `/` search · `s` full-text/semantic · `t` tier · `x` status · `]`/`[` next/previous
-page · `f` forget (asks first)
+**Memory**: `/` search · `s` full-text/semantic · `t` cycle tier · `x` cycle status ·
+`tab` reaches the scope and topic filters · `]`/`[` next/previous page ·
+`f` forget (asks first) · `esc` clears the search
 
 **Chat**: type and press Enter; the evidence pack and routing show on the right.
+`esc` leaves the input, `i` returns to it.
 
-**Everywhere**: `ctrl+r` refresh · `?` this help · `q` quit
+**Council**: `space` picks skills (2 to 5), then type a question and press Enter (or `ctrl+g`).
+
+**Everywhere**: screens reload every few seconds and when shown; `ctrl+r` reloads now ·
+`?` this help · `q` quit
 """
 
 
@@ -92,8 +99,12 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        # Scrollable, focused: at 80x24 the arrows and page keys reach the end of it.
+        with VerticalScroll(id="dialog"):
             yield Markdown(HELP)
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog").focus()
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

@@ -62,21 +62,27 @@ def seat_participants(services: Services, participants: list[str] | str) -> list
     ids = list(dict.fromkeys(p.strip() for p in participants if p.strip()))
     if len(ids) < MIN_PARTICIPANTS:
         raise _roster_error(services, f"only {len(ids)} distinct participant(s) given")
-    if len(ids) > MAX_PARTICIPANTS:
-        raise _roster_error(services, f"{len(ids)} participants is more than {MAX_PARTICIPANTS}")
-    seats = []
-    for n, skill_id in enumerate(ids, start=1):
+    skills: dict[str, Skill] = {}
+    for skill_id in ids:
         try:
-            seats.append(Seat(f"Participant {n}", get_skill(services, skill_id)))
+            skill = get_skill(services, skill_id)
         except NotFound:
             raise _roster_error(services, f"unknown skill {skill_id!r}") from None
-    return seats
+        skills.setdefault(skill.skill_id, skill)  # an id and its name are one participant
+    if len(skills) < MIN_PARTICIPANTS:
+        raise _roster_error(services, f"only {len(skills)} distinct participant(s) given")
+    if len(skills) > MAX_PARTICIPANTS:
+        raise _roster_error(services, f"{len(skills)} participants is more than {MAX_PARTICIPANTS}")
+    return [Seat(f"Participant {n}", s) for n, s in enumerate(skills.values(), start=1)]
 
 
 def parse_synthesis(text: str) -> dict[str, str]:
     """Split the synthesiser's Markdown into consensus / divergences / recommendations."""
     parts: dict[str, str] = {}
-    pattern = re.compile(r"^#+\s*(consensus|divergences?|recommendations?)\s*$", re.I | re.M)
+    # A synthesis written in French keeps "Consensus"/"Divergences" but says "Recommandations".
+    pattern = re.compile(
+        r"^#+\s*(consensus|divergences?|recomm[ae]ndations?)\s*:?\s*$", re.I | re.M
+    )
     matches = list(pattern.finditer(text))
     for i, m in enumerate(matches):
         word = m.group(1).lower()
@@ -110,23 +116,57 @@ async def consult_council(
     rounds = max(1, min(int(rounds), MAX_ROUNDS))
     tier = participant_model or services.settings.model_council
     synthesis_model = synthesis_model or services.settings.model_synthesis
-    usage: list[dict[str, Any]] = []
     services.spend.check(tier)
-    context = await distill_chat(
-        services, surface, chat_id, history_depth, distillation_focus, usage
-    )
-    roster = [
-        {"name": s.name, "role": s.skill.name, "description": s.skill.description} for s in seats
-    ]
+    usage: list[dict[str, Any]] = []
     transcript: dict[str, Any] = {
         "question": question,
         "participants": [
             {"name": s.name, "skill_id": s.skill.skill_id, "role": s.skill.name} for s in seats
         ],
-        "context": context,
+        "context": None,
         "rounds": [],
         "notes": notes,
     }
+    classification = {"intent": "council", "rounds": rounds,
+                      "participants": [s.skill.skill_id for s in seats]}  # fmt: skip
+    try:
+        transcript["context"] = await distill_chat(
+            services, surface, chat_id, history_depth, distillation_focus, usage
+        )
+        await _deliberate(services, seats, tier, question, rounds, transcript, usage, on_round)
+        services.spend.check(synthesis_model, running=_cost(usage))
+        prompt = render("council_synthesis", question=question, context=transcript["context"],
+                        roster=_roster(seats), rounds=transcript["rounds"])  # fmt: skip
+        synthesis = await services.llm.complete(
+            synthesis_model, [{"role": "user", "content": prompt}]
+        )
+        usage.append(synthesis.record())
+    except EloraError as exc:
+        # The calls already made were paid for: trace them so they count against the cap.
+        if usage:
+            _trace(services, chat_id, usage, classification, f"{type(exc).__name__}: {exc}")
+        raise
+    transcript["synthesis"] = {
+        "text": synthesis.text or "",
+        "model": synthesis.model,
+        **parse_synthesis(synthesis.text or ""),
+    }
+    trace = _trace(services, chat_id, usage, classification)
+    transcript.update(tokens_in=trace.tokens_in, tokens_out=trace.tokens_out, cost=trace.cost,
+                      calls=len(usage), trace_id=trace.id)  # fmt: skip
+    return transcript
+
+
+def _roster(seats: list[Seat]) -> list[dict[str, str]]:
+    """What every participant may know of the panel: names, roles, descriptions."""
+    return [
+        {"name": s.name, "role": s.skill.name, "description": s.skill.description} for s in seats
+    ]
+
+
+async def _deliberate(services, seats, tier, question, rounds, transcript, usage, on_round):
+    """Run the rounds, appending each round's record to the transcript and its calls to usage."""
+    roster, context = _roster(seats), transcript["context"]
     previous: dict[str, str] = {}
     for number in range(1, rounds + 1):
         services.spend.check(tier, running=_cost(usage))
@@ -141,7 +181,7 @@ async def consult_council(
             if isinstance(result, BaseException) and not isinstance(result, EloraError):
                 raise result  # a bug, not a participant failing
             if isinstance(result, EloraError):
-                reason = str(result).split("(")[0].strip() or type(result).__name__
+                reason = str(result).strip() or type(result).__name__  # keeps "429" vs "Timeout"
                 record["failures"].append({"participant": seat.name, "skill_id": seat.skill.skill_id,
                                            "error": f"{type(result).__name__}: {reason}"[:300]})  # fmt: skip
                 continue
@@ -156,28 +196,16 @@ async def consult_council(
         previous = current
         if on_round is not None:
             await on_round(number, record)
-    services.spend.check(synthesis_model, running=_cost(usage))
-    prompt = render("council_synthesis", question=question, context=context, roster=roster,
-                    rounds=transcript["rounds"])  # fmt: skip
-    synthesis = await services.llm.complete(synthesis_model, [{"role": "user", "content": prompt}])
-    usage.append(synthesis.record())
-    transcript["synthesis"] = {
-        "text": synthesis.text or "",
-        "model": synthesis.model,
-        **parse_synthesis(synthesis.text or ""),
-    }
-    transcript["tokens_in"] = sum(u["tokens_in"] for u in usage)
-    transcript["tokens_out"] = sum(u["tokens_out"] for u in usage)
-    transcript["cost"] = _cost(usage) if any(u["cost"] is not None for u in usage) else None
-    transcript["calls"] = len(usage)
-    trace = services.traces.record(
-        surface="council", chat_id=chat_id, models=usage, tokens_in=transcript["tokens_in"],
-        tokens_out=transcript["tokens_out"], cost=transcript["cost"],
-        classification={"intent": "council", "participants": [s.skill.skill_id for s in seats],
-                        "rounds": rounds},
+
+
+def _trace(services, chat_id, usage, classification, error: str | None = None):
+    """One "council" trace for every call of the council (its cost counts against the cap)."""
+    known = any(u["cost"] is not None for u in usage)
+    return services.traces.record(
+        surface="council", chat_id=chat_id, models=usage, classification=classification,
+        tokens_in=sum(u["tokens_in"] for u in usage), tokens_out=sum(u["tokens_out"] for u in usage),
+        cost=_cost(usage) if known else None, error=error[:300] if error else None,
     )  # fmt: skip
-    transcript["trace_id"] = trace.id
-    return transcript
 
 
 def _cost(usage: list[dict[str, Any]]) -> float:

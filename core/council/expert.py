@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from core.council.distill import distill_chat
 from core.council.skills import get_skill
 from core.council.threads import open_thread, save_thread
+from core.errors import EloraError, InvalidInput
 from core.prompts import render
 
 if TYPE_CHECKING:
@@ -35,9 +36,34 @@ async def consult_expert(
     """Ask an expert; loop until it gives a final answer; return it with the thread id."""
     skill = get_skill(services, role)
     thread = open_thread(services, "expert", chat_id, skill.skill_id, sub_sid)
+    if thread.role != skill.skill_id:
+        # Another expert would read a thread it did not write, and the listing would lie.
+        raise InvalidInput(
+            f"thread {thread.id} is a consultation of {thread.role!r}, not {skill.skill_id!r}; "
+            "resume it with that role or leave sub_sid out to open a new one"
+        )
     tier = model or services.settings.model_council
+    services.spend.check(tier)
     usage: list[dict[str, Any]] = []
-    history = list(thread.messages)
+    classification = {"intent": "expert", "skill": skill.skill_id, "sub_sid": thread.id}
+    try:
+        history, answer, final, turns = await _consult(
+            services, skill, thread.messages, prompt, tier, iterations, surface, chat_id, usage
+        )
+    except EloraError as exc:
+        # The calls already made were paid for: trace them so they count against the cap.
+        if usage:
+            _trace(services, chat_id, usage, classification, f"{type(exc).__name__}: {exc}")
+        raise
+    save_thread(services, thread, history, answer)
+    _trace(services, chat_id, usage, classification)
+    return {"sub_sid": thread.id, "role": skill.skill_id, "answer": answer, "final": final,
+            "iterations": turns, "note": None if final else "iteration cap reached before <FINAL_ANSWER>"}  # fmt: skip
+
+
+async def _consult(services, skill, messages, prompt, tier, iterations, surface, chat_id, usage):
+    """The loop: the expert's turns until <FINAL_ANSWER> or the cap; its calls go to usage."""
+    history = list(messages)
     if not history:
         context = await distill_chat(services, surface, chat_id, usage=usage)
         first = render("expert_request", prompt=prompt, context=context)
@@ -61,13 +87,14 @@ async def consult_expert(
         answer = text
         if turns < cap:
             history.append({"role": "user", "content": render("expert_continue")})
-    save_thread(services, thread, history, answer)
+    return history, answer, final, turns
+
+
+def _trace(services, chat_id, usage, classification, error: str | None = None) -> None:
+    """One "expert" trace for the consultation's calls."""
     cost = [u["cost"] for u in usage if u["cost"] is not None]
     services.traces.record(
-        surface="expert", chat_id=chat_id, models=usage,
+        surface="expert", chat_id=chat_id, models=usage, classification=classification,
         tokens_in=sum(u["tokens_in"] for u in usage), tokens_out=sum(u["tokens_out"] for u in usage),
-        cost=round(sum(cost), 8) if cost else None,
-        classification={"intent": "expert", "skill": skill.skill_id, "sub_sid": thread.id},
+        cost=round(sum(cost), 8) if cost else None, error=error[:300] if error else None,
     )  # fmt: skip
-    return {"sub_sid": thread.id, "role": skill.skill_id, "answer": answer, "final": final,
-            "iterations": turns, "note": None if final else "iteration cap reached before <FINAL_ANSWER>"}  # fmt: skip

@@ -56,6 +56,7 @@ def list_sub_chats(services: Services, chat_id: str) -> list[dict[str, Any]]:
         ).all()
         return [
             {"sub_sid": r.id, "kind": r.kind, "role": r.role, "summary": r.summary,
-             "turns": len(r.messages), "updated_at": r.updated_at.isoformat()}
+             "turns": sum(m.get("role") != "system" for m in r.messages),
+             "updated_at": r.updated_at.isoformat()}
             for r in rows
         ]  # fmt: skip

@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.routing.tools import ToolContext
 
 _ASKED_FOR_COUNCIL = re.compile(
-    r"\b(council|round ?table|panel of experts|experts?|conseil|table ronde|avis d'experts)\b", re.I
+    r"\b(council|round ?table|panel of experts|ask (?:the |some |an? )?experts?|consult|delegate|"
+    r"conseil|table ronde|avis d'experts?|consulte|delegue)\b",
+    re.I,
 )
 
 

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from core.services import Services
 
 PARSERS: dict[str, ModuleType] = {"telegram": telegram, "chatgpt": chatgpt}
+SKIPPED_FIELDS = {
+    "service": "skipped_service",
+    "empty": "skipped_empty",
+    "branch": "skipped_branches",
+}
 # Chunks embedded per call: large enough to keep the model busy, small enough for a smooth bar.
 INDEX_BATCH = 128
 
@@ -106,8 +111,7 @@ class _Batcher:
         self.records += 1
         self.report.messages_seen += 1
         if isinstance(item, Skipped):
-            name = {"service": "skipped_service", "branch": "skipped_branches"}
-            attr = name.get(item.reason, "skipped_empty")
+            attr = SKIPPED_FIELDS[item.reason]
             setattr(self.report, attr, getattr(self.report, attr) + 1)
         else:
             self.batch.append(item)
@@ -158,15 +162,16 @@ def run(
                 batcher.add(item)
         batcher.flush()
     except ImportFormatError as exc:
+        if not report.stored:
+            raise
         raise ImportFormatError(
-            f"{exc} ({report.stored:,} new messages stored before it stay archived; "
-            "fix the file and import it again to resume)"
+            f"{exc} ({report.stored:,} new messages were archived before this point; "
+            "fix the file and run the import again to resume)"
         ) from exc
-    finally:
-        counts = services.archive.counts()
-        report.chunks_created = counts["chunks"] - chunks_before
-        report.chunks_pending = counts["chunks_pending_vectors"]
-        report.seconds = plan.load_seconds + time.perf_counter() - started
+    counts = services.archive.counts()
+    report.chunks_created = counts["chunks"] - chunks_before
+    report.chunks_pending = counts["chunks_pending_vectors"]
+    report.seconds = plan.load_seconds + time.perf_counter() - started
     return report
 
 

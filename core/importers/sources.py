@@ -49,7 +49,7 @@ def field(record: dict, key: str, source: str, position: str) -> Any:
 def decode_json(raw: bytes, name: str) -> Any:
     """Parse export bytes; binary, non-UTF-8 and invalid JSON become one clear ImportFormatError."""
     if b"\x00" in raw[:4096]:
-        raise ImportFormatError(f"{name}: this is a binary file, not a JSON export")
+        raise ImportFormatError(f"{name}: looks like a binary file, not a JSON export")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

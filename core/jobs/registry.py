@@ -150,7 +150,11 @@ async def run_job(services, name: str) -> dict:
         result = await job.fn(services)
     except Exception as exc:
         seconds = round(time.perf_counter() - started, 3)
-        log.exception("job %s failed after %.2fs", name, seconds)
+        # One line by default (the CLI and the scheduler both report it); the traceback at DEBUG.
+        log.error(
+            "job %s failed after %.2fs: %s: %s", name, seconds, type(exc).__name__, exc,
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )  # fmt: skip
         _remember_run(
             services, name, {"at": at, "ok": False, "seconds": seconds, "error": str(exc)[:300]}
         )

@@ -9,6 +9,7 @@ rejected archive; the rest waits for the operator.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -77,9 +78,13 @@ class Admission:
 
 
 def score(
-    services: Services, candidate: Candidate, captured_at: datetime | None = None
+    services: Services,
+    candidate: Candidate,
+    captured_at: datetime | None = None,
+    exclude: Collection[str] = (),
 ) -> Admission:
-    """Score a candidate against the current memory."""
+    """Score a candidate against the current memory (minus `exclude`, e.g. what it is promoted
+    from: an entry is not novel compared with itself)."""
     now = services.clock.now()
     reasons = []
     utility = FUTURE_UTILITY[candidate.kind] + 0.03 * (candidate.importance - 2)
@@ -93,7 +98,7 @@ def score(
     confidence = 0.95 if candidate.authority == "operator" else candidate.confidence
     reasons.append(f"factual_confidence {confidence:.2f}: {candidate.authority} authority")
 
-    nearest_uuid, nearest = _nearest(services, candidate.text)
+    nearest_uuid, nearest = _nearest(services, candidate.text, exclude)
     novelty = _clip(1.0 - nearest)
     reasons.append(
         f"semantic_novelty {novelty:.2f}: "
@@ -125,14 +130,19 @@ def score(
     return Admission(scores, reasons, nearest_uuid, nearest)
 
 
-def _nearest(services: Services, text: str) -> tuple[str | None, float]:
+def _nearest(
+    services: Services, text: str, exclude: Collection[str] = ()
+) -> tuple[str | None, float]:
     """The closest active entry and its calibrated similarity (0 when memory is empty)."""
     try:
         services.vectorspace.ensure_compatible()
         vector = services.embedder.embed_passages([text])[0]
-        hits = services.vectors.query("memory", vector.tolist(), 1, {"status": "active"})
+        hits = services.vectors.query(
+            "memory", vector.tolist(), 1 + len(exclude), {"status": "active"}
+        )
     except EloraError:
         return None, 0.0
+    hits = [h for h in hits if h.id not in exclude]
     if not hits:
         return None, 0.0
     return hits[0].id, services.embedder.calibrate(hits[0].similarity, "pair")

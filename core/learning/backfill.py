@@ -5,6 +5,7 @@ Captures already learned from are recorded, so a rerun resumes where the last on
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,8 @@ from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
+
+log = logging.getLogger(__name__)
 
 BATCH = 20
 
@@ -69,20 +72,26 @@ async def learn_archive(
         rows = _pending(services, chat_id, since, BATCH)
         if not rows:
             break
+        # "Don't remember this" silences its message here as in a live exchange.
         messages = [
-            {"capture_id": r[0], "role": "user", "text": r[1], "date": str(r[2])[:10]} for r in rows
+            {"capture_id": r[0], "role": "user", "text": r[1], "date": str(r[2])[:10]}
+            for r in rows
+            if not read_consent(r[1]).suppress_turn
         ]
         candidates = []
-        if mode == "model":
+        if mode == "model" and messages:
             from core.learning.engine import LearningReport
 
             report = LearningReport(extractor="model")
             candidates = await learner._extract(messages, report)
-            failures += report.failure is not None
+            if report.failure is not None:
+                # Leave the batch unlearned so the next run retries it, and stop here rather
+                # than spend calls on a model that answers out of schema.
+                failures += 1
+                log.warning("elora learn stopped: %s", report.failure)
+                break
         elif mode == "heuristic":
             for m in messages:
-                if read_consent(m["text"]).suppress_turn:
-                    continue
                 candidates.extend(heuristic_candidates(m["text"], m["capture_id"]))
         for candidate in candidates:
             if blocked_by_rule(candidate.text, patterns):
@@ -95,7 +104,7 @@ async def learn_archive(
                 failures += 1
                 if on_progress is None:
                     raise
-                _ = exc
+                log.warning("candidate from %s not filed: %s", candidate.source_capture_ids, exc)
         _mark(services, [r[0] for r in rows])
         seen += len(rows)
         if on_progress:

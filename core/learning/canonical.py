@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.memory.api import _free_slug
 from core.memory.schema import EntryIn, slug_for, topics_from_text
+from core.storage.db import from_db_time
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def capture_sources(services: Services, capture_ids: list[str]) -> list[dict[str
         )
     return [
         {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
-         "date": str(r[4]).replace(" ", "T"), "speaker": r[5] or r[6]}
+         "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}
         for r in rows
     ]  # fmt: skip
 
@@ -72,6 +73,17 @@ def canonicalise(services: Services, proposal: Proposal, text: str | None = None
     attributes.update(
         {"temporality": c.get("temporality", "permanent"), "proposal_id": proposal.id}
     )
+    valid_to = _as_datetime(c.get("valid_to"))
+    status = "active"
+    existing = services.memory.get(memory_id)
+    if existing is not None:
+        # An edit of a known entry (a mirror edit, a save under its memory_id) revises it: its
+        # provenance, dates, status and attributes (e.g. a consent rule's triggers) carry over.
+        sources = [*existing.sources, *(s for s in sources if s not in existing.sources)]
+        attributes = {**existing.attributes, **attributes}
+        valid_from = valid_from or existing.valid_from
+        valid_to = valid_to or existing.valid_to
+        status = existing.status
     return EntryIn(
         memory_id=memory_id,
         tier=c.get("tier", proposal.tier),
@@ -86,7 +98,8 @@ def canonicalise(services: Services, proposal: Proposal, text: str | None = None
         topics=topics,
         last_touched=services.clock.now(),
         valid_from=valid_from,
-        valid_to=_as_datetime(c.get("valid_to")),
+        valid_to=valid_to,
+        status=status,
         sources=sources,
         attributes=attributes,
     )

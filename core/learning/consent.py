@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.errors import InvalidInput
 from core.recall.lexical import fold, terms
 
 if TYPE_CHECKING:
@@ -27,6 +28,17 @@ _NEVER_STORE = re.compile(
 )
 
 
+# ", d'accord ?" / ", please" after the subject is politeness, not part of it.
+_TAG = re.compile(
+    r",\s*(?:ok|okay|d'accord|please|stp|s'il te plait|merci|thanks|got it|understood|compris|"
+    r"tu veux bien|ca marche|right)\b.*$"
+)
+
+
+class ConsentRefused(InvalidInput):
+    """A candidate touches a subject the operator asked never to store."""
+
+
 @dataclass(frozen=True)
 class ConsentVerdict:
     """What the operator's words allow for this turn."""
@@ -40,7 +52,8 @@ def read_consent(text: str) -> ConsentVerdict:
     folded = fold(text).replace("’", "'")
     never = _NEVER_STORE.search(folded)
     if never:
-        return ConsentVerdict(suppress_turn=True, never_store=never.group(1).strip(" .,'\""))
+        subject = _TAG.sub("", never.group(1)).strip(" .,'\"")
+        return ConsentVerdict(suppress_turn=True, never_store=subject)
     return ConsentVerdict(suppress_turn=bool(_DONT_REMEMBER.search(folded)))
 
 
@@ -63,14 +76,18 @@ def add_never_store_rule(services: Services, subject: str, capture_id: str | Non
     )
 
 
+_LIST = re.compile(r",|;|\b(?:and|or|et|ou|nor|ni)\b")
+
+
 def never_store_patterns(services: Services) -> list[list[str]]:
-    """The folded terms of every active never-store rule."""
+    """The folded terms of every active never-store rule; "my health or my bank" is two."""
     rules = services.memory.list(tier="procedural", status="active", limit=500)
-    return [
-        terms(r.attributes.get("pattern", ""))
+    subjects = [
+        r.attributes.get("pattern", "")
         for r in rules
         if (r.attributes or {}).get("consent") == "never_store"
     ]
+    return [t for s in subjects for part in _LIST.split(fold(s)) if (t := terms(part))]
 
 
 def blocked_by_rule(text: str, patterns: list[list[str]]) -> bool:

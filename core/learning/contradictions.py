@@ -37,7 +37,7 @@ _SUPERSEDE = re.compile(
     r"\b(now|new|moved|changed|switched|instead|actually|from now on|maintenant|desormais|nouveau|"
     r"nouvelle|a change|demenage|finalement|en fait|plutot|dorenavant)\b"
 )
-_NEGATION = re.compile(r"\b(not|never|no|don't|doesn't|isn't|won't|can't|ne|n'|pas|jamais|aucun)\b")
+_NEGATION = re.compile(r"\b(?:not|never|no|ne|pas|jamais|aucun|aucune)\b|n't\b|\bn'")
 _SLOT = re.compile(r"^(.{3,60}?)\s+(?:is|are|was|est|sont|=|:)\s+(.+)$")
 
 
@@ -72,7 +72,8 @@ def heuristic_relation(candidate: str, entry: MemoryEntry, similarity: float) ->
     new, old = _norm(candidate), _norm(entry.canonical_text)
     if new == old:
         return "duplicate"
-    folded, folded_old = fold(candidate), fold(entry.canonical_text)
+    folded = fold(candidate).replace("’", "'")
+    folded_old = fold(entry.canonical_text).replace("’", "'")
     if _cue(_DEPRECATE, folded, folded_old):
         return "deprecate"
     if _cue(_TIME_LIMIT, folded, folded_old):
@@ -81,7 +82,8 @@ def heuristic_relation(candidate: str, entry: MemoryEntry, similarity: float) ->
     same_slot = slots[0] and slots[1] and slots[0][0] == slots[1][0] and slots[0][1] != slots[1][1]
     if _cue(_SUPERSEDE, folded, folded_old) and (same_slot or similarity >= RELATED):
         return "supersede"
-    if bool(_NEGATION.search(new)) != bool(_NEGATION.search(old)):
+    # On the folded text: normalising strips apostrophes, and with them "doesn't" and "n'est".
+    if bool(_NEGATION.search(folded)) != bool(_NEGATION.search(folded_old)):
         return "contradict"
     if same_slot:
         return "contradict"

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from core.errors import EloraError, InvalidInput
+from core.errors import EloraError
 from core.learning import admission
 from core.learning.candidates import Candidate, ExtractionOutput
 from core.learning.consent import (
+    ConsentRefused,
     add_never_store_rule,
     blocked_by_rule,
     never_store_patterns,
@@ -131,9 +133,14 @@ class Learner:
                 report.approved.append(proposal.memory_id)
 
     async def submit(
-        self, candidate: Candidate, origin: str = "extraction", captured_at: datetime | None = None
+        self,
+        candidate: Candidate,
+        origin: str = "extraction",
+        captured_at: datetime | None = None,
+        exclude_uuids: Collection[str] = (),
     ) -> Proposal:
-        """Score a candidate, relate it to memory, file it; auto-approve when allowed."""
+        """Score a candidate, relate it to memory (except the entries in `exclude_uuids`), file
+        it; auto-approve when allowed."""
         from core.learning.review import approve
 
         services = self.services
@@ -142,9 +149,9 @@ class Learner:
         ):
             # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
             # the operator's standing rule holds even where no caller checked it first.
-            raise InvalidInput("the operator asked never to store this subject (consent rule)")
+            raise ConsentRefused("the operator asked never to store this subject (consent rule)")
         captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
-        verdict = admission.score(services, candidate, captured_at)
+        verdict = admission.score(services, candidate, captured_at, exclude_uuids)
         relation = None
         conflict_uuid = None
         if verdict.nearest_uuid and verdict.nearest_similarity >= RELATED:

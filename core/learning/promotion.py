@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.learning.candidates import Candidate
+from core.learning.consent import ConsentRefused
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ def _already_proposed(services: Services, key: str) -> bool:
         rows = session.exec(
             select(Proposal.id).where(
                 Proposal.origin == "promotion",
-                col(Proposal.status).in_(("pending", "recommended", "approved")),
+                # A rejected promotion stays rejected: the same evidence is not re-proposed daily.
+                col(Proposal.status).in_(("pending", "recommended", "approved", "rejected")),
                 Proposal.candidate["promotion_key"].as_string() == key,
             )
         ).first()
@@ -79,7 +81,7 @@ def _clusters(services: Services, entries: list[MemoryEntry]) -> list[list[Memor
 async def promote(services: Services) -> dict[str, Any]:
     """Run both promotion paths; return how many proposals each produced."""
     learner = services.learner
-    to_semantic = to_procedural = 0
+    to_semantic = to_procedural = blocked = 0
     for group in _clusters(services, _active(services, "episodic")):
         key = "episodic:" + ",".join(sorted(e.memory_id for e in group))
         if _already_proposed(services, key):
@@ -96,8 +98,10 @@ async def promote(services: Services) -> dict[str, Any]:
             authority="job",
             reason=f"episodic pattern recurring {len(group)} times",
         )
-        await _submit(learner, candidate, key, [e.memory_id for e in group])
-        to_semantic += 1
+        if await _submit(learner, candidate, key, group):
+            to_semantic += 1
+        else:
+            blocked += 1
     for entry in _active(services, "semantic"):
         if entry.observations < OBSERVATIONS or entry.confidence < CONFIDENCE:
             continue
@@ -114,14 +118,30 @@ async def promote(services: Services) -> dict[str, Any]:
             authority="job",
             reason=f"observed {entry.observations} times at confidence {entry.confidence:.2f}",
         )
-        await _submit(learner, candidate, key, [entry.memory_id])
-        to_procedural += 1
-    return {"episodic_to_semantic": to_semantic, "semantic_to_procedural": to_procedural}
+        if await _submit(learner, candidate, key, [entry]):
+            to_procedural += 1
+        else:
+            blocked += 1
+    return {
+        "episodic_to_semantic": to_semantic,
+        "semantic_to_procedural": to_procedural,
+        "blocked_by_consent": blocked,
+    }
 
 
-async def _submit(learner, candidate: Candidate, key: str, promoted_from: list[str]) -> None:
-    proposal = await learner.submit(candidate, origin="promotion")
+async def _submit(learner, candidate: Candidate, key: str, sources: list[MemoryEntry]) -> bool:
+    """File a promotion; False when a never-store rule refuses it."""
+    # The entries promoted from are the evidence, not rivals: compared with them, a promotion
+    # would read as their duplicate and its approval would only confirm them.
+    try:
+        proposal = await learner.submit(
+            candidate, origin="promotion", exclude_uuids=[e.uuid for e in sources]
+        )
+    except ConsentRefused:
+        return False
+    promoted_from = [e.memory_id for e in sources]
     with learner.services.db.session() as session:
         row = session.get(Proposal, proposal.rowid)
         row.candidate = {**row.candidate, "promotion_key": key, "promoted_from": promoted_from}
         session.add(row)
+    return True

@@ -4,12 +4,15 @@ procedural rules as recurrences, and propose new lessons for the rest."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from core.learning.candidates import Candidate
+from core.learning.consent import ConsentRefused
 from core.recall.lexical import fold, terms
+from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -18,15 +21,18 @@ BATCH = 500
 _CORRECTION = re.compile(
     r"\b("
     # English
-    r"that's wrong|that is wrong|wrong|incorrect|not what i (?:asked|said|meant)|i said|i told you|"
+    r"that's wrong|that is wrong|wrong|incorrect|not what i (?:asked|said|meant)|i said|"
+    r"i(?: have|'ve)? (?:already )?told you|"
     r"you forgot|you misunderstood|that's not it|not true|no,|nope|actually,|again\?|stop doing|"
     r"please don't|i already told|you keep|you always|how many times|"
     # French
-    r"c'est faux|faux|non,|pas ca|tu te trompes|tu t'es trompe|je t'ai dit|je t'avais dit|j'ai dit|"
+    r"c'est faux|faux|non,|pas ca|tu te trompes|tu t'es trompe|je t'(?:ai|avais) (?:deja )?dit|"
+    r"j'ai dit|je te l'(?:ai|avais) (?:deja )?dit|"
     r"tu as oublie|ce n'est pas ce que|ce n'est pas ca|arrete de|encore une fois|combien de fois|"
     r"je te l'ai deja dit|tu n'as pas compris|erreur|"
     # Italian
-    r"sbagliato|e sbagliato|non e giusto|ti ho detto|te l'ho detto|hai sbagliato|errore|non e vero|"
+    r"sbagliato|e sbagliato|non e giusto|ti ho (?:gia )?detto|te l'ho (?:gia )?detto|hai sbagliato|"
+    r"errore|non e vero|"
     r"non e quello|ancora una volta|quante volte|smettila|hai dimenticato|non hai capito|no,"
     r")"
 )
@@ -63,9 +69,36 @@ def _turns(services: Services, start: datetime, end: datetime):
 
 
 def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
-    """Capture ids of replies that got a 👎 during the period."""
-    traces = [t for t in services.traces.recent(5000) if start <= t.created_at < end]
-    return [t.capture_id for t in traces if any(f.get("signal") == "down" for f in t.feedback)]
+    """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT capture_id, feedback FROM traces WHERE created_at >= ? "
+                "AND created_at < ? AND capture_id IS NOT NULL AND feedback != '[]'",
+                (db_time(start), db_time(end)),
+            )
+            .all()
+        )
+    return [
+        capture_id
+        for capture_id, feedback in rows
+        if any(f.get("signal") == "down" for f in json.loads(feedback or "[]"))
+    ]
+
+
+def _reflected(services: Services) -> set[str]:
+    """Turns a previous run already turned into a lesson (a rerun must not repeat them)."""
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT j.value FROM proposals p, json_each(p.source_capture_ids) j "
+                "WHERE p.origin = 'reflexion'"
+            )
+            .all()
+        )
+    return {r[0] for r in rows}
 
 
 def _violated_rule(text: str, rules) -> Any:
@@ -84,10 +117,11 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
     start = datetime(day.year, day.month, day.day)
     end = start + timedelta(days=1)
     rules = services.memory.list(tier="procedural", status="active", limit=1000)
-    read = corrections = 0
-    violations: dict[str, int] = {}
+    read = corrections = blocked = 0
+    violations: dict[str, list[str]] = {}
     lessons = []
     flagged = set(_negative_feedback(services, start, end))
+    reflected = _reflected(services)
     for capture_id, text, _chat, _sent in _turns(services, start, end):
         read += 1
         if not (is_correction(text) or capture_id in flagged):
@@ -95,7 +129,10 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
         corrections += 1
         rule = _violated_rule(text, rules)
         if rule is not None:
-            violations[rule.memory_id] = violations.get(rule.memory_id, 0) + 1
+            if capture_id not in (rule.attributes or {}).get("violation_captures", []):
+                violations.setdefault(rule.memory_id, []).append(capture_id)
+            continue
+        if capture_id in reflected:
             continue
         candidate = Candidate(
             text=f"Lesson from a correction: {text.strip()[:400]}",
@@ -107,16 +144,26 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
             source_capture_ids=[capture_id],
             reason="correction detected by reflexion",
         )
-        proposal = await services.learner.submit(candidate, origin="reflexion")
+        try:
+            proposal = await services.learner.submit(candidate, origin="reflexion")
+        except ConsentRefused:
+            blocked += 1
+            continue
         lessons.append(proposal.id)
-    for memory_id, count in violations.items():
+    for memory_id, captures in violations.items():
         entry = services.memory.require(memory_id)
-        attrs = {**entry.attributes, "violations": entry.attributes.get("violations", 0) + count}
+        attrs = {
+            **entry.attributes,
+            "violations": entry.attributes.get("violations", 0) + len(captures),
+            # Which turns were counted, so reflecting on a day twice counts each once.
+            "violation_captures": [*entry.attributes.get("violation_captures", []), *captures],
+        }
         services.memory.set_status(memory_id, entry.status, attributes=attrs)
     return {
         "day": day.isoformat(),
         "turns_read": read,
         "corrections": corrections,
-        "rule_violations": violations,
+        "rule_violations": {memory_id: len(c) for memory_id, c in violations.items()},
         "lessons_proposed": len(lessons),
+        "blocked_by_consent": blocked,
     }

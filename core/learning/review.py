@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from core.errors import InvalidInput, NotFound
+from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
 from core.storage.models import MemoryEntry, Proposal
 
@@ -80,7 +81,9 @@ def restore(services: Services, proposal_id: str) -> Proposal:
     proposal = _require(services, proposal_id)
     if proposal.status != "rejected":
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not rejected")
-    status = "recommended" if (proposal.total or 0) >= 4.2 else "pending"
+    # Back where admission put it: a contradiction always waits for a decision of its own.
+    strong = (proposal.total or 0) >= APPLY_THRESHOLD
+    status = "recommended" if strong and proposal.conflict_relation != "contradict" else "pending"
     with services.db.session() as session:
         row = session.get(Proposal, proposal.rowid)
         row.status, row.decided_at, row.decision_note = status, None, "restored"

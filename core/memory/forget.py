@@ -60,10 +60,11 @@ def forget_entry(services: Services, memory_id: str, with_sources: bool = False)
         )
         removed, rewritten, dropped_chunks = _erase_captures(conn, captures)
         conn.exec_driver_sql(
-            "INSERT INTO forget_log (memory_id, with_sources, removed_captures, forgotten_at) "
+            "INSERT INTO forget_log (entry_uuid, with_sources, removed_captures, forgotten_at) "
             "VALUES (?, ?, ?, ?)",
-            (memory_id, with_sources, removed, db_time(services.clock.now())),
+            (entry.uuid, with_sources, removed, db_time(services.clock.now())),
         )
+        _scrub_traces(conn, memory_id)
         for fts in ("entries_fts", "captures_fts", "chunks_fts"):
             conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     services.vectors.delete("memory", [entry.uuid])
@@ -73,8 +74,20 @@ def forget_entry(services: Services, memory_id: str, with_sources: bool = False)
         services.archive.index_pending(chunk_ids=rewritten)
     services.db.checkpoint()
     _remove_from_mirror(services.settings.mirror_dir, memory_id)
-    log.info("forgot memory %s (sources erased: %d)", memory_id, removed)
+    log.info("forgot memory %s (sources erased: %d)", entry.uuid, removed)
     return ForgetReport(memory_id, removed, len(dropped_chunks), len(rewritten), proposals)
+
+
+def _scrub_traces(conn: Connection, memory_id: str) -> None:
+    """Traces list recalled item ids; a memory_id is a slug that may carry words of the text."""
+    columns = ("pack", "tool_calls", "classification", "learning")
+    pattern = f"%{memory_id}%"
+    assignments = ", ".join(f"{c} = replace({c}, ?, '[forgotten]')" for c in columns)
+    where = " OR ".join(f"{c} LIKE ?" for c in columns)
+    conn.exec_driver_sql(
+        f"UPDATE traces SET {assignments} WHERE {where}",
+        (*([memory_id] * len(columns)), *([pattern] * len(columns))),
+    )
 
 
 def _remove_from_mirror(mirror: Path, memory_id: str) -> None:
@@ -126,9 +139,11 @@ def _erase_captures(conn: Connection, capture_ids: list[str]) -> tuple[int, list
             dropped.append(chunk_id)
             continue
         text = "\n".join(f"{sender or role}: {body}" for sender, role, body, _ in rest)
+        speakers = list(dict.fromkeys(sender for sender, *_ in rest if sender))
         conn.exec_driver_sql(
-            "UPDATE chunks SET text = ?, message_ids = ?, vector_state = 'pending' WHERE rowid = ?",
-            (text, json.dumps([m for *_, m in rest]), chunk_rowid),
+            "UPDATE chunks SET text = ?, message_ids = ?, speakers = ?, vector_state = 'pending' "
+            "WHERE rowid = ?",
+            (text, json.dumps([m for *_, m in rest]), json.dumps(speakers), chunk_rowid),
         )
         rewritten.append(chunk_id)
     _scrub_threads(conn, set(capture_ids))

@@ -214,8 +214,22 @@ def _changed(entry: MemoryEntry, data: dict[str, Any]) -> bool:
     return False
 
 
+def _open_edit(services: Services, candidate) -> str | None:
+    """An open mirror proposal already carrying exactly this edit (imports are repeatable)."""
+    fields = ("text", "kind", "tier", "scope", "topics", "importance", "confidence")
+    wanted = candidate.model_dump(mode="json")
+    for proposal in services.proposals.list(("pending", "recommended"), limit=10_000):
+        same_target = proposal.origin == "markdown" and proposal.memory_id == candidate.memory_id
+        if same_target and all(proposal.candidate.get(f) == wanted[f] for f in fields):
+            return proposal.id
+    return None
+
+
 def _propose_edit(services: Services, candidate, current) -> str:
     """File the edit as a pending proposal targeting the same memory_id (approval upserts it)."""
+    known = _open_edit(services, candidate)
+    if known is not None:
+        return known
     proposal = services.proposals.create(
         text=candidate.text,
         kind=candidate.kind,

@@ -58,23 +58,33 @@ _HARD = re.compile(
     r"step by step|etape par etape|multi-?step|business plan|legal|juridique|contract|contrat|"
     r"research|recherche approfondie|optimi[sz]e|refactor|algorithm|algorithme|philosoph)\w*"
 )
+
+
+def _cue(words: str) -> re.Pattern:
+    """Whole words (with the plural/conjugated endings written out), never bare prefixes."""
+    return re.compile(r"\b(" + "|".join(words.split()) + r")\b")
+
+
 _TIER_CUES: dict[str, re.Pattern] = {
-    "personalized": re.compile(
-        r"\b(prefer|preference|favou?rite|like|love|hate|dislike|style|tone|aime|adore|deteste|"
-        r"prefere|prefer\w*|favori|favorite|gout|habitude|ton|style)\w*"
+    "personalized": _cue(
+        "prefer prefers preferred preference preferences favourite favorite like likes love loves "
+        "hate hates dislike dislikes style tone aime aimes adore adores deteste prefere preferes "
+        "preferee prefered favori favoris favorite favorites gout gouts habitude habitudes"
     ),
-    "procedural": re.compile(
-        r"\b(rule|should i|always|never|how do i usually|procedure|process|decided|decision|"
-        r"constraint|must|regle|toujours|jamais|dois-je|procedure|decide|decision|contrainte|"
-        r"faut-il|interdit)\w*"
+    "procedural": _cue(
+        "rule rules always never procedure process decided decision decisions constraint "
+        "constraints must regle regles toujours jamais dois-je faut-il decide decidee contrainte "
+        "contraintes interdit interdite"
     ),
-    "episodic": re.compile(
-        r"\b(when|date|yesterday|last|ago|happened|appointment|meeting|event|trip|moved|"
-        r"quand|hier|dernier|derniere|il y a|rendez-vous|reunion|evenement|voyage|demenag)\w*"
+    "episodic": _cue(
+        "when date yesterday last ago happened appointment appointments meeting meetings event "
+        "events trip moved quand hier dernier derniere il rendez-vous reunion reunions evenement "
+        "voyage demenage demenagement demenager"
     ),
-    "environment": re.compile(
-        r"\b(server|tool|command|terminal|build|deploy|error|crash|workspace|script|repo|api|"
-        r"serveur|outil|commande|erreur|plantage|deploiement|config)\w*"
+    "environment": _cue(
+        "server servers tool tools command commands terminal build deploy deployment error errors "
+        "crash workspace script scripts repo repository api serveur serveurs outil outils commande "
+        "commandes erreur erreurs plantage deploiement config configuration"
     ),
 }
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from core.memory.schema import TIER_MEANING
 from core.recall.archive_search import ArchiveHit
 from core.recall.tokens import count_tokens
+from core.storage.db import from_db_time
 from core.storage.models import EntryLink, MemoryEntry
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]
             "surface": hit.surface,
             "chat_id": hit.chat_id,
             "message_id": r[0],
-            "date": str(r[1]).replace(" ", "T"),
+            "date": from_db_time(r[1]).isoformat(),
             "speaker": r[2] or r[3],
         }
         for r in rows

@@ -223,3 +223,13 @@ def normalise_bm25(scores: list[float]) -> list[float]:
     if best >= 0:
         return [1.0 for _ in scores]
     return [max(0.0, s / best) for s in scores]
+
+
+def saturate_bm25(scores: list[float], half: float = 8.0) -> list[float]:
+    """Map SQLite bm25 values onto [0, 1) by strength, not rank: s / (s + half), s = -bm25.
+
+    Unlike normalise_bm25, the best match of a query only scores high when it is a strong
+    match: a chunk that shares nothing with the query but a speaker's name or a common word
+    stays low. `half` is the strength scored 0.5, about one rare term matched.
+    """
+    return [max(0.0, -s) / (max(0.0, -s) + half) for s in scores]

@@ -119,6 +119,7 @@ class ToolContext:
     user_id: str | None
     operator_text: str
     capture_id: str | None = None
+    private: bool = False  # private mode: nothing may be kept beyond the session
 
 
 Handler = Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]
@@ -217,6 +218,10 @@ async def _search_memory(ctx: ToolContext, args: SearchMemoryArgs) -> dict[str, 
 
 
 async def _save_memory(ctx: ToolContext, args: SaveMemoryArgs) -> dict[str, Any]:
+    if ctx.private:
+        return {
+            "error": "save_memory refused: private mode is on, nothing is kept beyond the session"
+        }
     from core.learning.candidates import Candidate
 
     candidate = Candidate(

@@ -116,3 +116,10 @@ class Database:
 def db_time(value) -> str | None:
     """A datetime in the exact text form SQLAlchemy uses for SQLite, so raw and ORM rows agree."""
     return None if value is None else value.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def from_db_time(value):
+    """A datetime read back from SQLite (text or datetime), as a naive UTC datetime."""
+    from datetime import datetime
+
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))

@@ -190,7 +190,7 @@ CREATE INDEX ix_session_partition ON session_chunks (user_id, chat_id, source_id
 CREATE INDEX ix_session_expires ON session_chunks (expires_at);
 CREATE TABLE forget_log (
     id INTEGER PRIMARY KEY,
-    memory_id TEXT NOT NULL,
+    entry_uuid TEXT NOT NULL,
     with_sources BOOLEAN NOT NULL DEFAULT 0,
     removed_captures INTEGER NOT NULL DEFAULT 0,
     forgotten_at DATETIME NOT NULL
@@ -290,6 +290,19 @@ def m005_recall_indexes(conn: Connection) -> None:
         """
 CREATE INDEX ix_entries_rank ON memory_entries (status, importance, confidence, last_touched);
 CREATE INDEX ix_chunks_first ON chunks (first_at);
+""",
+    )
+
+
+@migration(6, "browsing index: entries by status and last touched")
+def m006_browse_index(conn: Connection) -> None:
+    # The cockpit and `elora memories` page through entries newest-touched first; without an
+    # index every page sorts the whole table (about a second per page at 100k entries).
+    _run(
+        conn,
+        """
+CREATE INDEX ix_entries_status_touched ON memory_entries (status, last_touched);
+CREATE INDEX ix_entries_touched ON memory_entries (last_touched);
 """,
     )
 

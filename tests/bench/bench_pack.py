@@ -1,12 +1,13 @@
 """Evidence-pack latency: build_pack (query embedding included, no LLM) on growing stores.
 
     python -m tests.bench.bench_pack                      # 1k/10k/100k messages x 1k/10k entries
-    python -m tests.bench.bench_pack --fast-vectors       # random stored vectors (minutes faster)
+    python -m tests.bench.bench_pack --fast-vectors       # resampled stored vectors (minutes faster)
     python -m tests.bench.bench_pack --messages 10000 --entries 1000 --profile
 
-Stores are built the way an import builds them (windowed batches, then indexing); with
---fast-vectors the stored chunk and entry vectors are random unit vectors instead of e5 passage
-embeddings, which changes what is found but not how much work a query does. The query itself is
+Stores are built the way an import builds them (windowed batches, then indexing). With
+--fast-vectors only 256 chunks (and 256 entries) are embedded and every other item reuses one of
+those vectors with a little noise: what is found is then meaningless, but similarities stay in
+e5's range, so as many hits pass the pack's thresholds and the same work follows. The query is
 always embedded by the real local e5 model. Target: p95 <= 150 ms at 100k messages + 10k entries.
 """
 
@@ -203,6 +204,7 @@ def run_queries(services, rounds: int, profile: bool) -> dict:
         build_pack(services, question).to_json()
     breakdown = Breakdown()
     latencies: list[float] = []
+    cpu: list[float] = []
     by_need: dict[str, list[float]] = defaultdict(list)
     stages: dict[str, list[float]] = defaultdict(list)
     profiler = cProfile.Profile() if profile else None
@@ -211,10 +213,11 @@ def run_queries(services, rounds: int, profile: bool) -> dict:
             for question in QUERIES:
                 if profiler:
                     profiler.enable()
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 pack = build_pack(services, question)
                 pack.to_json()
                 elapsed = (time.perf_counter() - start) * 1000
+                cpu.append((time.process_time() - start_cpu) * 1000)
                 if profiler:
                     profiler.disable()
                 latencies.append(elapsed)
@@ -223,7 +226,13 @@ def run_queries(services, rounds: int, profile: bool) -> dict:
                 for label, ms in spent.items():
                     stages[label].append(ms)
                 stages["rest"].append(elapsed - sum(spent.values()))
-    return {"latencies": latencies, "by_need": by_need, "stages": stages, "profiler": profiler}
+    return {
+        "latencies": latencies,
+        "cpu": cpu,
+        "by_need": by_need,
+        "stages": stages,
+        "profiler": profiler,
+    }
 
 
 def report(label: str, result: dict) -> None:
@@ -233,6 +242,11 @@ def report(label: str, result: dict) -> None:
         f"\n{label}: {len(lat)} packs  p50 {percentile(lat, 50):6.1f} ms  "
         f"p95 {percentile(lat, 95):6.1f} ms  max {max(lat):6.1f} ms  "
         f"mean {statistics.mean(lat):6.1f} ms"
+    )
+    cpu = result["cpu"]
+    print(
+        f"  CPU time (all threads, less sensitive to other load): p50 {percentile(cpu, 50):6.1f} ms"
+        f"  p95 {percentile(cpu, 95):6.1f} ms"
     )
     for need, values in sorted(result["by_need"].items()):
         print(
@@ -281,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", default="1000,10000,100000")
     parser.add_argument("--entries", default="1000,10000")
     parser.add_argument("--rounds", type=int, default=1, help="passes over the query set")
-    parser.add_argument("--fast-vectors", action="store_true", help="random stored vectors")
+    parser.add_argument("--fast-vectors", action="store_true", help="resampled stored vectors")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest config")
     parser.add_argument("--keep", action="store_true", help="keep the tmp homes")
     args = parser.parse_args(argv)
@@ -291,7 +305,11 @@ def main(argv: list[str] | None = None) -> None:
     from core.embeddings import LocalE5Embedder
 
     embedder = LocalE5Embedder()
-    vectors_kind = "random unit vectors" if args.fast_vectors else "real e5 passage embeddings"
+    vectors_kind = (
+        "resampled e5 vectors (--fast-vectors)"
+        if args.fast_vectors
+        else "real e5 passage embeddings"
+    )
     print(f"stored vectors: {vectors_kind}; query vectors: real e5; queries: {len(QUERIES)}")
     print(f"cpus: {os.cpu_count()}  load average: {os.getloadavg()}")
     entries = synthetic.random_entries(max(entry_sizes), now=NOW)
@@ -319,14 +337,20 @@ def main(argv: list[str] | None = None) -> None:
                 label = f"{messages:>7} messages + {size:>6} entries"
                 report(label, result)
                 lat = result["latencies"]
-                summary.append((label, percentile(lat, 50), percentile(lat, 95), max(lat)))
+                cpu = result["cpu"]
+                summary.append(
+                    (label, percentile(lat, 50), percentile(lat, 95), max(lat), percentile(cpu, 95))
+                )
                 if result["profiler"]:
                     print("\ncProfile (cumulative, top 30):")
                     pstats.Stats(result["profiler"]).sort_stats("cumulative").print_stats(30)
             services.close()
     print(f"\nsummary ({vectors_kind}; load average now {os.getloadavg()[0]:.2f})")
-    for label, p50, p95, worst in summary:
-        print(f"  {label}:  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {worst:6.1f} ms")
+    for label, p50, p95, worst, cpu95 in summary:
+        print(
+            f"  {label}:  p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  max {worst:6.1f} ms"
+            f"  (CPU p95 {cpu95:6.1f} ms)"
+        )
 
 
 if __name__ == "__main__":

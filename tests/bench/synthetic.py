@@ -407,49 +407,60 @@ def store_archive(services: Services, captures: list[CaptureIn], batch: int = 50
     return new
 
 
-def unit_vectors(n: int, dim: int, seed: int) -> np.ndarray:
-    """Deterministic random unit vectors (for --fast-vectors)."""
+SAMPLE_SIZE = 256
+
+
+def resampled_vectors(services: Services, texts: list[str], seed: int) -> np.ndarray:
+    """Stand-in vectors for --fast-vectors: real e5 embeddings of a sample, reused with noise.
+
+    Only SAMPLE_SIZE texts go through the model; every text gets the vector of one of them,
+    slightly perturbed. Which item is near which query is then meaningless, but similarities
+    fall in e5's real range, so scores pass the pack's thresholds as often as real ones do and
+    the work after the search (neighbours, sources, budget) is exercised.
+    """
     rng = np.random.default_rng(seed)
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    if not texts:
+        return np.zeros((0, services.embedder.dim), dtype=np.float32)
+    picks = rng.choice(len(texts), size=min(SAMPLE_SIZE, len(texts)), replace=False)
+    sample = services.embedder.embed_passages([texts[i] for i in picks])
+    vectors = sample[rng.integers(0, len(sample), size=len(texts))]
+    vectors = vectors + rng.normal(0, 0.01, size=vectors.shape).astype(np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def fast_index_archive(services: Services, seed: int = 3) -> int:
-    """Give every pending chunk a random unit vector and mark it indexed; no model involved."""
+    """Give every pending chunk a resampled vector and mark it indexed (see resampled_vectors)."""
     services.vectorspace.ensure_compatible()
-    dim = services.embedder.dim
-    done = 0
-    while True:
-        with services.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT id, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER) "
-                    f"FROM chunks WHERE vector_state = 'pending' ORDER BY rowid LIMIT {UPSERT_BATCH}"
-                )
-                .all()
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT id, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), text "
+                "FROM chunks WHERE vector_state = 'pending' ORDER BY rowid"
             )
-        if not rows:
-            return done
-        vectors = unit_vectors(len(rows), dim, seed + done)
+            .all()
+        )
+    vectors = resampled_vectors(services, [r[5] for r in rows], seed)
+    for i in range(0, len(rows), UPSERT_BATCH):
+        part = rows[i : i + UPSERT_BATCH]
         services.vectors.upsert(
             "archive",
-            [r[0] for r in rows],
-            vectors.tolist(),
-            [{"chat_id": r[1], "surface": r[2], "kind": r[3], "first_at": r[4]} for r in rows],
+            [r[0] for r in part],
+            vectors[i : i + UPSERT_BATCH].tolist(),
+            [{"chat_id": r[1], "surface": r[2], "kind": r[3], "first_at": r[4]} for r in part],
         )
         with services.db.session() as session:
             session.connection().exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?", [(r[0],) for r in rows]
+                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?", [(r[0],) for r in part]
             )
-        done += len(rows)
+    return len(rows)
 
 
 def embed_entry_texts(services: Services, entries: list[dict], fast: bool, seed: int = 5):
-    """Vectors for entries: the real passage embeddings, or random unit vectors when `fast`."""
-    if fast:
-        return unit_vectors(len(entries), services.embedder.dim, seed)
+    """Vectors for entries: real passage embeddings, or resampled ones when `fast`."""
     texts = [e["canonical_text"] for e in entries]
+    if fast:
+        return resampled_vectors(services, texts, seed)
     parts = [services.embedder.embed_passages(texts[i : i + 64]) for i in range(0, len(texts), 64)]
     return np.concatenate(parts) if parts else np.zeros((0, services.embedder.dim))
 

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from tests.bench.synthetic import EN_FRIENDS, FR_FRIENDS, chatter
 
 OPERATOR = ("Camille Martin", "user5012345678")
+# One message in a hundred is long (a note, a forwarded article); the rest is small talk.
+LONG_SHARE = 0.01
 SURNAMES = ["Martin", "Moreau", "Petit", "Roux", "Fabre", "Haddad", "Smith", "Patel", "Okafor"]
 FR_SENTENCES = [
     "Je t'envoie le compte rendu de la réunion de ce matin avec les points importants.",
@@ -37,11 +39,11 @@ EN_SENTENCES = [
 
 
 def long_text(rng: random.Random, lang: str) -> str:
-    """A note or forwarded article: 3 to 12 paragraphs, roughly 300 to 3,000 characters."""
+    """A note or forwarded article: 2 to 10 paragraphs, roughly 200 to 2,500 characters."""
     pool = FR_SENTENCES if lang == "fr" else EN_SENTENCES
     paragraphs = [
         " ".join(rng.choice(pool) for _ in range(rng.randint(1, 3)))
-        for _ in range(rng.randint(3, 12))
+        for _ in range(rng.randint(2, 10))
     ]
     return "\n\n".join(paragraphs)
 
@@ -76,16 +78,22 @@ def _message(rng, mid, at, who, lang, replyable) -> dict:
     }
     roll = rng.random()
     text: str | list = chatter(rng, lang)
-    if roll < 0.02:
+    if roll < LONG_SHARE:
         text = long_text(rng, lang)
-    elif roll < 0.035:
-        record.update({"photo": f"photos/photo_{mid}@{at:%d-%m-%Y_%H-%M-%S}.jpg", "width": 1280,
-                       "height": 960})  # fmt: skip
-    elif roll < 0.04:
+    elif roll < 0.025:
+        record.update(
+            {
+                "photo": f"photos/photo_{mid}@{at:%d-%m-%Y_%H-%M-%S}.jpg",
+                "width": 1280,
+                "height": 960,
+            }
+        )
+    elif roll < 0.03:
         record.update({"file": f"files/document_{mid}.pdf", "mime_type": "application/pdf"})
-    elif roll < 0.05:
-        record.update({"file": "stickers/sticker.webp", "media_type": "sticker",
-                       "sticker_emoji": "👍"})  # fmt: skip
+    elif roll < 0.04:
+        record.update(
+            {"file": "stickers/sticker.webp", "media_type": "sticker", "sticker_emoji": "👍"}
+        )
         text = ""
     if replyable and rng.random() < 0.08:
         record["reply_to_message_id"] = rng.choice(replyable)
@@ -106,9 +114,17 @@ def chat(rng: random.Random, index: int, count: int, start: datetime, days: int)
         for _ in range(min(rng.randint(2, 12), count - len(messages))):
             mid = len(messages) + 1
             if group and rng.random() < 0.004:
-                messages.append({"id": mid, "type": "service", "date": at.isoformat(timespec="seconds"),
-                                 "actor": people[0][0], "action": "pin_message",
-                                 "message_id": max(1, mid - 1), "text": ""})  # fmt: skip
+                messages.append(
+                    {
+                        "id": mid,
+                        "type": "service",
+                        "date": at.isoformat(timespec="seconds"),
+                        "actor": people[0][0],
+                        "action": "pin_message",
+                        "message_id": max(1, mid - 1),
+                        "text": "",
+                    }
+                )
             else:
                 who = OPERATOR if rng.random() < 0.45 else rng.choice(people)
                 recent = [m["id"] for m in messages[-20:]]

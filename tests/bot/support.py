@@ -4,7 +4,10 @@ pipeline against a scripted OpenAI-compatible server."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
+import re
+import threading
 import uuid
 from typing import Any
 
@@ -25,47 +28,54 @@ VERDICT = json.dumps(
 WAIT = 30.0
 
 
-def _prompt_text(body: dict[str, Any]) -> str:
-    parts = []
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        parts.append(content if isinstance(content, str) else json.dumps(content))
-    return "\n".join(parts)
+def last_user_text(request: dict[str, Any]) -> str:
+    """The last user message of a model request (the message being answered)."""
+    for message in reversed(request.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
 
 
 class ScriptedLLM(FakeLLMServer):
-    """The fake server, plus standing answers for side prompts recognised by a marker (the
-    classifier, the council's synthesis...), so queued replies feed only the answers a test is
-    about, whatever the heuristics decide to ask the model."""
+    """The fake server, plus standing answers chosen by what the latest user message contains
+    (the classifier's prompt, one chat's question, the council's synthesis...), so concurrent
+    requests get the right reply whatever order they arrive in. A standing answer can be held
+    until the test releases it."""
 
     def __init__(self):
         super().__init__()
-        self.standing: dict[str, Reply] = {}
+        self.standing: dict[str, tuple[Reply, threading.Event | None]] = {}
 
-    def answer_when(self, marker: str, reply: Reply | str) -> None:
-        """Answer every request whose prompt contains `marker` with `reply`."""
+    def answer_when(
+        self, marker: str, reply: Reply | str, hold: threading.Event | None = None
+    ) -> None:
+        """Answer requests whose latest user message contains `marker` with `reply` (after
+        `hold` is set, when given)."""
         with self.lock:
-            self.standing[marker] = Reply(text=reply) if isinstance(reply, str) else reply
+            self.standing[marker] = (Reply(text=reply) if isinstance(reply, str) else reply, hold)
 
     def reset(self) -> None:
         super().reset()
         with self.lock:
-            self.standing = {CLASSIFIER_MARK: Reply(text=VERDICT)}
+            self.standing = {CLASSIFIER_MARK: (Reply(text=VERDICT), None)}
 
     def answers(self) -> list[dict[str, Any]]:
-        """Requests that asked for an answer (not the classifier's)."""
+        """Requests that asked for an answer (not the classifier's), in order."""
         with self.lock:
-            return [r for r in self.requests if CLASSIFIER_MARK not in _prompt_text(r)]
+            return [r for r in self.requests if CLASSIFIER_MARK not in last_user_text(r)]
 
     def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
-        text = _prompt_text(body)
+        text = last_user_text(body)
         with self.lock:
-            reply = next((r for m, r in self.standing.items() if m in text), None)
-            if reply is None:
+            found = next((v for m, v in self.standing.items() if m in text), None)
+            if found is None:
                 routed = body
             else:  # a private queue for this one request, so concurrent requests can't take it
                 routed = {**body, "model": f"standing-{uuid.uuid4().hex}"}
-                self.queues[routed["model"]].append(reply)
+                self.queues[routed["model"]].append(found[0])
+        if found is not None and found[1] is not None:
+            assert found[1].wait(WAIT), "a held model reply was never released"
         status, payload, delay = super()._complete(routed)
         if routed is not body:
             with self.lock:
@@ -73,11 +83,6 @@ class ScriptedLLM(FakeLLMServer):
                 self.requests = [body if r is routed else r for r in self.requests]
             payload["model"] = body.get("model", "")
         return status, payload, delay
-
-
-def last_user_text(request: dict[str, Any]) -> str:
-    """The last user message of a model request."""
-    return next(m["content"] for m in reversed(request["messages"]) if m["role"] == "user")
 
 
 class BotRunner:
@@ -134,10 +139,27 @@ class BotRunner:
         self.push(updates.message(text, person, chat))
         return (await self.replies(chat_id, before + 1))[before]
 
+    async def press(
+        self, sent: dict[str, Any], data: str, then: str = "editMessageText",
+        person: dict = updates.OPERATOR,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Press an inline button of a sent message; wait for and return the bot's next
+        call of `then` (the edit that answers the press)."""
+        before = len(self.telegram.calls_to(then))
+        self.push(updates.callback(sent, data, person))
+        await self.until(lambda: len(self.telegram.calls_to(then)) > before, f"{then} after {data}")
+        return self.telegram.calls_to(then)[before]
+
     async def settle(self, chat: dict | None = None, person: dict = updates.OPERATOR) -> None:
-        """Send /help in a chat and wait for its answer: one chat's updates are handled in
+        """Send /help in a chat and wait for the help text: one chat's updates are handled in
         order, so everything pushed to that chat before has been handled."""
-        await self.say("/help", person, chat)
+        chat_id = (chat or updates.private_chat(person))["id"]
+        before = len(self.telegram.messages(chat_id))
+        self.push(updates.message("/help", person, chat))
+        await self.until(
+            lambda: any("/council" in m["text"] for m in self.telegram.messages(chat_id)[before:]),
+            f"the help text in chat {chat_id}",
+        )
 
 
 def scalar(services, sql: str, *params) -> Any:
@@ -150,3 +172,38 @@ def rows(services, sql: str, *params) -> list[tuple]:
     """Rows from the database."""
     with services.db.session() as session:
         return list(session.connection().exec_driver_sql(sql, params).all())
+
+
+TELEGRAM_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
+                 "blockquote", "tg-spoiler", "span"}  # fmt: skip
+_HTML_TOKEN = re.compile(
+    r"<(/?)([a-zA-Z-]+)((?:\s+[a-z-]+=\"[^\"<>]*\")*)\s*>"
+    r"|&(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);"
+    r"|([<>&])"
+)
+
+
+def telegram_html(text: str) -> str:
+    """Check text the way Telegram's HTML parse mode does (known tags only, properly nested,
+    every other <, > and & escaped) and return what the user would read."""
+    shown, stack, pos = [], [], 0
+    for m in _HTML_TOKEN.finditer(text):
+        shown.append(text[pos : m.start()])
+        pos = m.end()
+        closing, name, raw = m.group(1), m.group(2), m.group(4)
+        if raw is not None:
+            raise AssertionError(f"unescaped {raw!r} at {m.start()} in {text!r}")
+        if name is None:
+            shown.append(html.unescape(m.group(0)))
+            continue
+        name = name.lower()
+        if name not in TELEGRAM_TAGS:
+            raise AssertionError(f"tag <{name}> is not Telegram HTML: {text!r}")
+        if not closing:
+            stack.append(name)
+        elif not stack or stack.pop() != name:
+            raise AssertionError(f"</{name}> closes nothing open at {m.start()} in {text!r}")
+    if stack:
+        raise AssertionError(f"unclosed {stack} in {text!r}")
+    shown.append(text[pos:])
+    return "".join(shown)

@@ -102,4 +102,6 @@ def reaction(sent: dict, emoji: str, person: dict = OPERATOR) -> dict:
 def buttons(sent: dict) -> list[tuple[str, str]]:
     """(label, callback_data) of every inline button on a sent message."""
     markup = sent.get("reply_markup") or {}
-    return [(b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row]
+    return [
+        (b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row
+    ]

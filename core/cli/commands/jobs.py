@@ -17,6 +17,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     import asyncio
+    import sys
 
     from core.cli.context import print_json, services
     from core.jobs.registry import JOBS, last_runs, run_job
@@ -40,9 +41,17 @@ def run(args) -> int:
                     f"{row['name']:<16} every {row['every_minutes']:>4} min  {row['description']}"
                 )
         return 0
+    from core.errors import EloraError
+    from core.jobs.registry import get_job
+
+    get_job(args.name)  # an unknown name is a usage error, reported by main
     svc = services()
     try:
         outcome = asyncio.run(run_job(svc, args.name))
+    except Exception as exc:  # any failure of the job: recorded by run_job, reported here
+        kind = "" if isinstance(exc, EloraError) else f"{type(exc).__name__}: "
+        print(f"elora: job {args.name} failed: {kind}{exc}", file=sys.stderr)
+        return 1
     finally:
         svc.close()
     if args.json:

@@ -7,9 +7,26 @@ import zipfile
 
 import pytest
 
-from core.errors import ImportFormatError
+from core.config import load_settings
+from core.embeddings import LocalE5Embedder
+from core.errors import EmbedderError, ImportFormatError
 from core.importers.runner import import_paths, prepare, run
 from tests.core.importers.helpers import EXAMPLES, rows, tg_chat, tg_export, tg_message
+
+
+class UnreachableEmbedder:
+    """The configured model, unreachable: every embedding call fails as a real outage would."""
+
+    name, dim = LocalE5Embedder.name, LocalE5Embedder.dim
+
+    def embed_query(self, text):
+        raise EmbedderError("embedding model unreachable")
+
+    def embed_passages(self, texts):
+        raise EmbedderError("embedding model unreachable")
+
+    def calibrate(self, similarity):
+        return similarity
 
 
 def _counts(services) -> tuple[int, int, int]:
@@ -97,7 +114,7 @@ def test_a_malformed_message_keeps_committed_batches_and_a_rerun_resumes(
 
     assert "result.json: chats.list[1].messages[7]: missing 'date'" in str(failure.value)
     # Records 1-10 made two full batches of 5; they stay, embedded. The third batch never began.
-    assert "10 new messages stored" in str(failure.value)
+    assert "10 new messages were archived before this point" in str(failure.value)
     assert rows(svc, "SELECT count(*) FROM captures")[0][0] == 10
     assert rows(svc, "SELECT DISTINCT vector_state FROM chunks") == [("indexed",)]
 
@@ -142,3 +159,24 @@ def test_report_json_is_serialisable(services, write_json):
     data = json.loads(json.dumps(import_paths(services, [path]).to_json()))
 
     assert data["stored"] == 1 and data["messages_per_second"] > 0
+
+
+def test_an_unreachable_embedder_leaves_chunks_pending_not_lost(home, embedder, write_json):
+    from core.services import Services
+
+    messages = [tg_message(i, f"note {i}") for i in range(1, 4)]
+    path = write_json("result.json", tg_export(tg_chat(1, messages)))
+    broken = Services(load_settings(), embedder=UnreachableEmbedder())
+    try:
+        report = import_paths(broken, [path])
+    finally:
+        broken.close()
+
+    assert report.stored == 3 and report.chunks_indexed == 0
+    assert report.chunks_pending == report.chunks_created > 0
+    assert "still wait for vectors" in report.summary()
+    healthy = Services(load_settings(), embedder=embedder)
+    try:
+        assert healthy.archive.index_pending() == report.chunks_created
+    finally:
+        healthy.close()

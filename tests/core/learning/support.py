@@ -3,6 +3,7 @@ written straight into the archive, valid entries, and one-line pipeline calls.""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -65,3 +66,8 @@ async def ask(services, text: str, chat_id: str = "c1", **fields: Any):
 def proposals(services, *statuses: str) -> list:
     """Every proposal (or those with these statuses)."""
     return services.proposals.list(statuses or None, limit=10_000)
+
+
+def extraction(*candidates: dict) -> str:
+    """What the LITE model answers to the extraction prompt."""
+    return json.dumps({"candidates": list(candidates)})

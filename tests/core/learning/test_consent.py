@@ -3,21 +3,13 @@ blocks later candidates wherever they come from, and private mode keeps nothing.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from core.learning.backfill import learn_archive
-from core.learning.candidates import Candidate
 from core.learning.consent import read_consent
 from core.pipeline import Request
-from tests.core.learning.support import ask, capture, proposals
+from tests.core.learning.support import ask, capture, extraction, proposals
 from tests.llm_server import Reply, tool
-
-
-def extraction(*candidates: dict) -> str:
-    """The JSON the extraction prompt asks for."""
-    return json.dumps({"candidates": list(candidates)})
 
 
 @pytest.mark.parametrize(
@@ -78,7 +70,9 @@ async def test_never_store_becomes_a_standing_rule_that_blocks_later_candidates(
 
     assert blocked.learning["blocked"] == 1 and blocked.learning["proposals"] == []
     assert allowed.learning["blocked"] == 0 and len(allowed.learning["proposals"]) == 1
-    assert [p.text for p in proposals(services)] == ["Je travaille chez Lumen Logistics depuis 2021."]
+    assert [p.text for p in proposals(services)] == [
+        "Je travaille chez Lumen Logistics depuis 2021."
+    ]
 
 
 async def test_a_standing_rule_blocks_what_the_model_extracts(model_services, lite):
@@ -127,9 +121,7 @@ async def test_a_standing_rule_blocks_matching_messages_during_elora_learn(servi
     outcome = await learn_archive(services)
 
     assert outcome["blocked"] == 1 and outcome["proposals"] == 1
-    assert [p.text for p in proposals(services)] == [
-        "I work at Lumen Logistics as a project lead."
-    ]
+    assert [p.text for p in proposals(services)] == ["I work at Lumen Logistics as a project lead."]
 
 
 async def test_private_mode_stores_nothing_beyond_the_session(services):
@@ -177,4 +169,31 @@ def test_a_rule_does_not_block_unrelated_candidates(services):
 
     assert blocked_by_rule("Camille's bank details: FR76 3000 ...", patterns)
     assert not blocked_by_rule("Camille banks with Crédit Mutuel", patterns)  # not all terms
-    assert not blocked_by_rule(Candidate(text="Likes tea", kind="preference").text, patterns)
+    assert not blocked_by_rule("Camille likes genmaicha tea", patterns)
+
+
+def test_a_rule_listing_several_subjects_blocks_each_of_them(services):
+    from core.learning.consent import add_never_store_rule, blocked_by_rule, never_store_patterns
+
+    add_never_store_rule(
+        services, read_consent("Never store my health, my bank or my kids").never_store
+    )
+    patterns = never_store_patterns(services)
+
+    assert blocked_by_rule("Camille's kids go to school in Lyon", patterns)
+    assert blocked_by_rule("Camille's bank is Crédit Mutuel", patterns)
+    assert not blocked_by_rule("Camille works at Lumen Logistics", patterns)
+
+
+async def test_private_mode_refuses_a_model_save_memory_call(model_services, lite):
+    lite.enqueue(
+        "fake-lite",
+        Reply(tool_calls=[tool("save_memory", text="Camille is pregnant", kind="fact")]),
+        "Congratulations!",
+    )
+    request = Request(surface="cli", chat_id="c1", text="Je suis enceinte, que manger ?",
+                      private=True)  # fmt: skip
+
+    await model_services.assistant.handle(request)
+
+    assert proposals(model_services) == []

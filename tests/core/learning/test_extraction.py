@@ -9,15 +9,10 @@ import pytest
 
 from core.cli.main import main
 from core.learning.admission import APPLY_THRESHOLD
-from tests.core.learning.support import ask, proposals
+from tests.core.learning.support import ask, extraction, proposals
 
 # Questions the classifier is sure about, so the LITE queue holds exactly: answer, extraction.
 VEGETARIAN = "I've been vegetarian for three years, what could I cook tonight?"
-
-
-def extraction(*candidates: dict) -> str:
-    """The JSON the extraction prompt asks for."""
-    return json.dumps({"candidates": list(candidates)})
 
 
 async def test_a_model_extracted_candidate_becomes_a_scored_proposal_tied_to_its_capture(
@@ -215,8 +210,8 @@ async def test_the_extractor_can_be_switched_off(home, embedder, clock, monkeypa
     svc = Services(load_settings(), embedder=embedder, clock=clock)
     try:
         reply = await ask(svc, "I'm allergic to penicillin")
+
+        assert reply.learning["extractor"] == "off"
+        assert proposals(svc) == []
     finally:
         svc.close()
-
-    assert reply.learning["extractor"] == "off"
-    assert proposals(svc) == []

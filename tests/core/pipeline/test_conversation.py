@@ -34,7 +34,7 @@ def dialogue(request: dict) -> list[tuple[str, str]]:
     ]
 
 
-async def test_the_window_survives_a_restart(make_services, llm, settings, embedder, clock):
+async def test_the_window_survives_a_restart(make_services, llm, embedder, clock):
     first = make_services()
     llm.enqueue("fake-lite", "Noted: Tuesday at 7:40.")
     await ask(first, OSLO)

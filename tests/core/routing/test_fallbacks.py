@@ -41,8 +41,8 @@ async def test_when_every_fallback_fails_the_reply_is_short_and_honest(make_serv
 
 
 async def test_a_slow_model_times_out_and_falls_back(make_services, llm):
-    services = make_services(LLM_TIMEOUT_SECONDS="0.5", MODEL_LITE_FALLBACKS="openai/fake-lite-2")
-    llm.enqueue("fake-lite", Reply(text="too late", delay=3.0))
+    services = make_services(LLM_TIMEOUT_SECONDS="1", MODEL_LITE_FALLBACKS="openai/fake-lite-2")
+    llm.enqueue("fake-lite", Reply(text="too late", delay=4.0))
     llm.enqueue("fake-lite-2", "Paris, in time.")
 
     reply = await ask(services, QUESTION)
@@ -51,7 +51,7 @@ async def test_a_slow_model_times_out_and_falls_back(make_services, llm):
     (call,) = reply.route.calls
     assert call["attempts"][0]["model"] == "openai/fake-lite"
     assert "Timeout" in call["attempts"][0]["error"]
-    assert call["latency_ms"] < 3000
+    assert call["latency_ms"] < 4000  # nobody waited for the slow reply
 
 
 async def test_a_server_error_is_retried_once_when_retries_are_configured(make_services, llm):

@@ -1,0 +1,342 @@
+"""Pipeline overhead: `Assistant.handle` per message, minus the time spent inside model calls.
+
+    python -m tests.bench.bench_pipeline                     # 100k archived messages, real vectors
+    python -m tests.bench.bench_pipeline --fast-vectors      # random stored vectors (much faster)
+    python -m tests.bench.bench_pipeline --messages 10000 --rounds 3 --profile
+
+The models are a local OpenAI-compatible fake server that answers instantly, reached through
+LiteLLM over real HTTP, so "model time" is LiteLLM plus a loopback round trip. Every message goes
+through the real pipeline: capture (with its embedding), classification, evidence pack over the
+archive and the memory entries, gate, window, routing with tools, reply capture, learning and
+trace. Overhead = handle() wall time − time inside `LLMClient.complete` (answer, classifier,
+extraction and distillation calls alike). Target: p95 overhead <= 200 ms at 100k messages.
+
+With --fast-vectors the stored chunk and entry vectors are random unit vectors instead of e5
+passage embeddings, which changes what is found but not how much work a query does; the query
+and the new captures are always embedded by the real local e5 model.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+import argparse
+import asyncio
+import cProfile
+import inspect
+import pstats
+import statistics
+import time
+from collections import defaultdict
+from datetime import datetime
+
+import core.pipeline as pipeline_module
+from tests.bench import synthetic
+from tests.llm_server import FakeLLMServer
+
+NOW = datetime(2025, 7, 2, 10, 0)
+TARGET_P95_MS = 200.0
+
+MESSAGES = [
+    "what did I say about the dentist last week?",
+    "qu'est-ce que Léa m'a dit hier ?",
+    "de quoi on a parlé avec Hugo la semaine dernière ?",
+    "what did Oliver say yesterday about the pub?",
+    "qu'est-ce qu'on a décidé en juin pour la mise en prod ?",
+    "do you remember when Ben came to Lyon?",
+    "tu te souviens de ce que Thomas a dit sur le vélo ?",
+    "summarise everything I said about the onboarding mockups",
+    "what kind of food do I like?",
+    "quel est mon film préféré ?",
+    "how do I like my answers formatted?",
+    "est-ce que j'aime les films de SF ?",
+    "where does Grace live?",
+    "quel est le code du portail chez Nora ?",
+    "what is Sam's new job?",
+    "when is Sam's birthday?",
+    "can you plan a dinner with Léa on Friday?",
+    "écris un message à Hugo pour décaler le ciné",
+    "draft an email to Priya about the quarterly deck",
+    "prépare une liste de courses pour une raclette",
+    "is there a rule about booking meetings with Marc?",
+    "explique-moi ce qu'on a décidé pour la mise en prod",
+    "what's left to do on the payment bug?",
+    "Je suis chez Nora ce soir, elle a adopté un chat qui s'appelle Biscotte.",
+    "The plumber comes on Thursday at 9, I need to be home early.",
+    "any news from Zoe?",
+    "et pour la plante ?",
+    "salut !",
+    "thanks!",
+    "ok",
+]
+
+
+class FixedClock:
+    """`now` pinned, so periods in the messages fall on the synthetic timeline."""
+
+    def __init__(self, moment: datetime):
+        self.moment = moment
+
+    def now(self) -> datetime:
+        """The pinned moment."""
+        return self.moment
+
+
+class Breakdown:
+    """Exclusive wall time per stage (sync or async): nested stages leave their caller."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = defaultdict(float)
+        self.counts: dict[str, int] = defaultdict(int)
+        self._stack: list[list] = []
+
+    def _enter(self, label: str) -> list:
+        frame = [label, time.perf_counter(), 0.0]
+        self._stack.append(frame)
+        return frame
+
+    def _leave(self, frame: list) -> None:
+        self._stack.pop()
+        spent = time.perf_counter() - frame[1]
+        self.totals[frame[0]] += spent - frame[2]
+        self.counts[frame[0]] += 1
+        if self._stack:
+            self._stack[-1][2] += spent
+
+    def wrap(self, label: str, fn):
+        """`fn`, timed under `label`."""
+        if inspect.iscoroutinefunction(fn):
+
+            async def timed_async(*args, **kwargs):
+                frame = self._enter(label)
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    self._leave(frame)
+
+            return timed_async
+
+        def timed(*args, **kwargs):
+            frame = self._enter(label)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._leave(frame)
+
+        return timed
+
+    def take(self) -> tuple[dict[str, float], dict[str, int]]:
+        """Totals (ms) and call counts since the last take, then reset."""
+        out = {k: v * 1000 for k, v in self.totals.items()}, dict(self.counts)
+        self.totals.clear()
+        self.counts.clear()
+        return out
+
+
+STAGES = [
+    "model calls", "capture", "classify", "pack", "gate", "window", "prompt", "learning",
+    "trace", "rest",
+]  # fmt: skip
+
+
+def instrument(services, breakdown: Breakdown) -> None:
+    """Time the pipeline's stages without changing what they do (this process only)."""
+    from core.conversation import ConversationWindow
+
+    assistant = services.assistant
+    llm = services.llm
+    llm.complete = breakdown.wrap("model calls", llm.complete)
+    assistant._capture = breakdown.wrap("capture", assistant._capture)
+    assistant._learn = breakdown.wrap("learning", assistant._learn)
+    assistant._trace = breakdown.wrap("trace", assistant._trace)
+    assistant._messages = breakdown.wrap("prompt", assistant._messages)
+    services.profile.gate = breakdown.wrap("gate", services.profile.gate)
+    pipeline_module.classify_request = breakdown.wrap("classify", pipeline_module.classify_request)
+    pipeline_module.build_pack = breakdown.wrap("pack", pipeline_module.build_pack)
+    ConversationWindow.compact = breakdown.wrap("window", ConversationWindow.compact)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank on sorted values; q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+async def run_messages(services, rounds: int, profile: bool) -> dict:
+    """Send every message `rounds` times through handle(); return timings per message."""
+    from core.pipeline import Request
+
+    def request(text: str) -> Request:
+        return Request(surface="telegram", chat_id="bench", text=text, user_id="1001",
+                       sender="Camille")  # fmt: skip
+
+    for text in MESSAGES[:5]:  # warm up: LiteLLM, the e5 model, Chroma segments, SQLite pages
+        await services.assistant.handle(request(text))
+    breakdown = Breakdown()
+    instrument(services, breakdown)
+    breakdown.take()
+    rows = []
+    profiler = cProfile.Profile() if profile else None
+    for _ in range(rounds):
+        for text in MESSAGES:
+            if profiler:
+                profiler.enable()
+            start = time.perf_counter()
+            reply = await services.assistant.handle(request(text))
+            total = (time.perf_counter() - start) * 1000
+            if profiler:
+                profiler.disable()
+            stages, counts = breakdown.take()
+            model = stages.get("model calls", 0.0)
+            stages["rest"] = total - sum(stages.values())
+            routed = sum(c["latency_ms"] for c in reply.route.calls) if reply.route else 0
+            rows.append(
+                {
+                    "text": text,
+                    "status": reply.status,
+                    "need": reply.classification.memory_need,
+                    "total": total,
+                    "model": model,
+                    "overhead": total - model,
+                    "model_calls": counts.get("model calls", 0),
+                    "routed_ms": routed,
+                    "compacted": counts.get("window", 0) and stages.get("window", 0) > 5,
+                    "stages": stages,
+                }
+            )
+    return {"rows": rows, "profiler": profiler}
+
+
+def report(label: str, result: dict) -> float:
+    """Print overhead and model time percentiles, per memory need and per stage; return p95."""
+    rows = result["rows"]
+    overhead = [r["overhead"] for r in rows]
+    model = [r["model"] for r in rows]
+    total = [r["total"] for r in rows]
+    statuses = sorted({r["status"] for r in rows})
+    calls = sum(r["model_calls"] for r in rows) / len(rows)
+    print(f"\n{label}: {len(rows)} messages ({', '.join(statuses)}; {calls:.1f} model calls each)")
+    for name, values in (("overhead", overhead), ("model calls", model), ("handle total", total)):
+        print(
+            f"  {name:12}  p50 {percentile(values, 50):6.1f} ms  p95 {percentile(values, 95):6.1f}"
+            f" ms  max {max(values):6.1f} ms  mean {statistics.mean(values):6.1f} ms"
+        )
+    routed = [r["routed_ms"] for r in rows]
+    print(f"  (routing calls' own latency_ms: mean {statistics.mean(routed):.1f} ms)")
+    by_need = defaultdict(list)
+    for r in rows:
+        by_need[r["need"]].append(r["overhead"])
+    for need, values in sorted(by_need.items()):
+        print(
+            f"  need {need:6} n={len(values):3}  overhead p50 {percentile(values, 50):6.1f}  "
+            f"p95 {percentile(values, 95):6.1f}  max {max(values):6.1f}"
+        )
+    print("  overhead by stage (ms)   mean    p95")
+    for stage in STAGES[1:]:
+        values = [r["stages"].get(stage, 0.0) for r in rows]
+        print(f"    {stage:20} {statistics.mean(values):6.1f} {percentile(values, 95):6.1f}")
+    compactions = sum(1 for r in rows if r["compacted"])
+    print(f"  window compactions during the run: {compactions}")
+    p95 = percentile(overhead, 95)
+    verdict = "within" if p95 <= TARGET_P95_MS else "OVER"
+    print(f"  p95 overhead {p95:.1f} ms: {verdict} the {TARGET_P95_MS:.0f} ms target")
+    if p95 > TARGET_P95_MS:
+        slow = sorted(rows, key=lambda r: r["overhead"], reverse=True)[:5]
+        print("  slowest messages (overhead ms, biggest stages):")
+        for r in slow:
+            top = sorted(
+                ((k, v) for k, v in r["stages"].items() if k != "model calls"),
+                key=lambda kv: kv[1],
+                reverse=True,
+            )[:3]
+            parts = ", ".join(f"{k} {v:.0f}" for k, v in top)
+            print(f"    {r['overhead']:6.1f}  {r['text'][:50]!r}: {parts}")
+    return p95
+
+
+def build_archive(services, messages: int, fast: bool) -> float:
+    """Store and index `messages` synthetic captures; return the seconds it took."""
+    start = time.perf_counter()
+    captures = synthetic.random_archive(messages, seed=7, end=NOW.replace(hour=0))
+    synthetic.store_archive(services, captures)
+    if fast:
+        synthetic.fast_index_archive(services)
+    else:
+        done, last = 0, time.perf_counter()
+
+        def progress(n: int) -> None:
+            nonlocal done, last
+            done += n
+            if time.perf_counter() - last > 30:
+                last = time.perf_counter()
+                print(f"    indexed {done} chunks…", flush=True)
+
+        services.archive.index_pending(batch_size=128, on_progress=progress)
+    return time.perf_counter() - start
+
+
+def configure_models(server: FakeLLMServer, extractor: str) -> None:
+    """Point every tier at the fake server (read when the bench services load settings)."""
+    for tier in ("LITE", "FLASH", "PRO"):
+        os.environ[f"ELORA_MODEL_{tier}"] = f"openai/bench-{tier.lower()}"
+    os.environ["ELORA_LLM_API_BASE"] = server.base_url
+    os.environ["ELORA_LLM_API_KEY"] = "bench-key"
+    os.environ["ELORA_LLM_RETRIES"] = "0"
+    os.environ["ELORA_LEARNING_EXTRACTOR"] = extractor
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build an archive in a tmp home, then time handle() over a fixed set of messages."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=100_000, help="archived messages")
+    parser.add_argument("--entries", type=int, default=1000, help="memory entries")
+    parser.add_argument("--rounds", type=int, default=2, help="passes over the message set")
+    parser.add_argument("--fast-vectors", action="store_true", help="random stored vectors")
+    parser.add_argument(
+        "--extractor", default="auto", choices=["auto", "heuristic", "off"],
+        help="learning after each exchange (auto: one more LITE call per message)",
+    )  # fmt: skip
+    parser.add_argument("--profile", action="store_true", help="cProfile the measured messages")
+    parser.add_argument("--keep", action="store_true", help="keep the tmp home")
+    args = parser.parse_args(argv)
+
+    from core.embeddings import LocalE5Embedder
+
+    server = FakeLLMServer().start()
+    # The extraction prompt expects JSON; an empty list keeps learning quiet but real.
+    server.default_text = '{"candidates": []}'
+    configure_models(server, args.extractor)
+    embedder = LocalE5Embedder()
+    vectors_kind = "random unit vectors" if args.fast_vectors else "real e5 passage embeddings"
+    print(f"stored vectors: {vectors_kind}; query and capture vectors: real e5")
+    print(f"cpus: {os.cpu_count()}  load average: {os.getloadavg()}")
+    try:
+        with synthetic.bench_home(keep=args.keep) as home:
+            services = synthetic.open_bench_services(home, embedder, FixedClock(NOW))
+            entries = synthetic.random_entries(args.entries, now=NOW)
+            vectors = synthetic.embed_entry_texts(services, entries, args.fast_vectors)
+            synthetic.insert_entries(services, entries, vectors)
+            seconds = build_archive(services, args.messages, args.fast_vectors)
+            counts = services.archive.counts()
+            print(
+                f"archive: {counts['captures']} messages, {counts['chunks']} chunks, "
+                f"{args.entries} entries (built in {seconds:.0f} s)"
+            )
+            result = asyncio.run(run_messages(services, args.rounds, args.profile))
+            label = f"{args.messages} messages + {args.entries} entries"
+            report(label, result)
+            if result["profiler"]:
+                print("\ncProfile (cumulative, top 30):")
+                pstats.Stats(result["profiler"]).sort_stats("cumulative").print_stats(30)
+            services.close()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

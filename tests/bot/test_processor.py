@@ -1,0 +1,78 @@
+"""The update processor: one chat in order, chats side by side, no update handled twice."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from telegram import Bot, Update
+
+from bot.processor import OrderedPerChat
+from tests.bot import updates
+from tests.bot.support import TOKEN
+
+LEA = updates.user(updates.PARTNER_ID, "fr", "Léa")
+
+
+@pytest.fixture
+def bot_object():
+    """A Bot to attach updates to; nothing here calls Telegram."""
+    return Bot(TOKEN)
+
+
+def update(bot_object, update_id: int, data: dict) -> Update:
+    """An Update from real JSON."""
+    return Update.de_json({"update_id": update_id, **data}, bot_object)
+
+
+@pytest.fixture
+async def processor(services):
+    processor = OrderedPerChat(services)
+    await processor.initialize()
+    yield processor
+    await processor.shutdown()
+
+
+async def step(log: list[str], name: str, gate: asyncio.Event | None = None) -> None:
+    """A handler run: logs its start and end, and waits for `gate` in between."""
+    log.append(f"start {name}")
+    if gate is not None:
+        await gate.wait()
+    log.append(f"end {name}")
+
+
+async def test_one_chat_waits_its_turn_while_another_chat_goes_ahead(processor, bot_object):
+    log: list[str] = []
+    gate = asyncio.Event()
+    first = update(bot_object, 1, updates.message("un"))
+    second = update(bot_object, 2, updates.message("deux"))
+    other = update(bot_object, 3, updates.message("salut", LEA))
+
+    runs = [
+        asyncio.create_task(processor.process_update(first, step(log, "un", gate))),
+        asyncio.create_task(processor.process_update(second, step(log, "deux"))),
+    ]
+    await asyncio.wait_for(processor.process_update(other, step(log, "salut")), 10)
+
+    assert log == ["start un", "start salut", "end salut"]  # "deux" waits behind "un"
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*runs), 10)
+    assert log[3:] == ["end un", "start deux", "end deux"]
+
+
+async def test_an_update_seen_before_is_not_handled_again_even_after_a_restart(
+    processor, services, bot_object
+):
+    log: list[str] = []
+    message = updates.message("une fois")
+
+    await processor.process_update(update(bot_object, 7, message), step(log, "first"))
+    again = step(log, "again")
+    await processor.process_update(update(bot_object, 7, message), again)
+    restarted = OrderedPerChat(services)
+    await restarted.process_update(update(bot_object, 7, message), step(log, "restart"))
+
+    assert log == ["start first", "end first"]
+    assert again.cr_frame is None  # closed, never left un-awaited
+    assert services.surfaces.already_handled("telegram", 7)
+    assert not services.surfaces.already_handled("telegram", 8)
