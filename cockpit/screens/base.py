@@ -6,9 +6,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerState
 
 from core.errors import EloraError
@@ -41,6 +42,11 @@ class EloraScreen(Screen):
         # Only the screen in view reloads; the others catch up when they are resumed.
         if self.is_current:
             self.action_refresh_data()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below 100 columns the footer drops its padding so every key still fits.
+        for footer in self.query(Footer):
+            footer.compact = event.size.width < 100
 
     def on_screen_resume(self) -> None:
         self.action_refresh_data()

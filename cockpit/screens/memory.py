@@ -45,9 +45,9 @@ class MemoryScreen(EloraScreen):
 
     BINDINGS = [
         Binding("slash", "focus_search", "Search"),
-        Binding("s", "toggle_mode", "Text/semantic"),
-        Binding("right_square_bracket", "page(1)", "Next"),
+        Binding("s", "toggle_mode", "Mode"),
         Binding("left_square_bracket", "page(-1)", "Prev"),
+        Binding("right_square_bracket", "page(1)", "Next"),
         Binding("t", "cycle('tier')", "Tier", show=False),
         Binding("x", "cycle('status')", "Status", show=False),
         Binding("f", "forget", "Forget"),

@@ -37,7 +37,7 @@ class TracesScreen(EloraScreen):
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one(DataTable)
-        for label, width in (("time", 11), ("surface", 8), ("intent", 10), ("models", 12),
+        for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 10),
                              ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip
             table.add_column(label, width=width)
         self.sub_title = "traces"

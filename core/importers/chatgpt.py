@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.archive.records import CaptureIn
-from core.importers.sources import Skipped, field, problem
+from core.importers.sources import Skipped, problem, required
 
 SURFACE = "chatgpt"
 ROLES = ("user", "assistant")
@@ -20,9 +20,12 @@ def conversations(data: Any, source: str) -> list[dict]:
     if not isinstance(data, list):
         raise problem(source, "", "expected a list of conversations")
     for i, conversation in enumerate(data):
-        mapping = field(conversation, "mapping", source, f"[{i}]")
+        mapping = required(conversation, "mapping", source, f"[{i}]")
         if not isinstance(mapping, dict):
             raise problem(source, f"[{i}].mapping", "expected an object of nodes")
+        for node_id, node in mapping.items():
+            if not isinstance(node, dict):
+                raise problem(source, f"[{i}].mapping[{node_id!r}]", "expected an object")
     return data
 
 
@@ -38,24 +41,25 @@ def branch(mapping: dict, current: str | None, source: str, position: str) -> li
     Edited prompts and regenerated answers leave side branches in the tree; the export marks
     the one on screen with `current_node`. Without it, the last child is followed at each step.
     """
-    if current is None:
-        roots = [k for k, node in mapping.items() if not (node or {}).get("parent")]
+    downward = current is None
+    if downward:
+        roots = [k for k, node in mapping.items() if not node.get("parent")]
         if not roots:
-            return list(mapping)
-        path, node_id = [], roots[0]
-        while node_id is not None:
-            path.append(node_id)
-            children = (mapping.get(node_id) or {}).get("children") or []
-            node_id = children[-1] if children else None
-        return path
-    path, node_id, seen = [], current, set()
+            raise problem(source, f"{position}.mapping", "no root node and no 'current_node'")
+        current = roots[0]
+    path: list[str] = []
+    node_id, seen = current, set()
     while node_id is not None:
         if node_id in seen or node_id not in mapping:
-            raise problem(source, f"{position}.mapping", f"broken parent chain at {node_id!r}")
+            raise problem(source, f"{position}.mapping", f"broken link at node {node_id!r}")
         seen.add(node_id)
         path.append(node_id)
-        node_id = (mapping[node_id] or {}).get("parent")
-    return path[::-1]
+        if downward:
+            children = mapping[node_id].get("children") or [None]
+            node_id = children[-1]
+        else:
+            node_id = mapping[node_id].get("parent")
+    return path if downward else path[::-1]
 
 
 def message_text(content: Any) -> tuple[str, list[str]]:
@@ -98,8 +102,8 @@ def _time(value: Any, fallback: datetime | None, source: str, position: str) -> 
 
 
 def _capture(message, conversation, chat_id, started, reply_to, source, position):
-    message_id = field(message, "id", source, position)
-    author = field(message, "author", source, position)
+    message_id = required(message, "id", source, position)
+    author = required(message, "author", source, position)
     role = author.get("role") if isinstance(author, dict) else None
     text, attachments = message_text(message.get("content"))
     for attachment in (message.get("metadata") or {}).get("attachments") or []:
@@ -139,7 +143,7 @@ def parse(data: Any, source: str) -> Iterator[CaptureIn | Skipped]:
         previous: str | None = None
         for node_id in shown:
             node_pos = f"{position}.mapping[{node_id!r}]"
-            message = (mapping[node_id] or {}).get("message")
+            message = mapping[node_id].get("message")
             if message is None:
                 yield Skipped("empty")
                 continue

@@ -37,7 +37,7 @@ def problem(source: str, position: str, message: str) -> ImportFormatError:
     return ImportFormatError(f"{where}: {message}")
 
 
-def field(record: dict, key: str, source: str, position: str) -> Any:
+def required(record: dict, key: str, source: str, position: str) -> Any:
     """A required key of a record, or an ImportFormatError naming where it is missing."""
     if not isinstance(record, dict):
         raise problem(source, position, f"expected an object, found {type(record).__name__}")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.archive.records import CaptureIn
-from core.importers.sources import Skipped, field, problem
+from core.importers.sources import Skipped, problem, required
 
 SURFACE = "telegram"
 # Keys that describe an attachment; kept in the capture's `media` (files by their exported name).
@@ -42,7 +42,7 @@ def chats(data: dict, source: str) -> list[tuple[str, dict]]:
     for section in ("chats", "left_chats"):
         if section not in data:
             continue
-        listing = field(data[section], "list", source, section)
+        listing = required(data[section], "list", source, section)
         if not isinstance(listing, list):
             raise problem(source, f"{section}.list", "expected a list of chats")
         found.extend((f"{section}.list[{i}]", chat) for i, chat in enumerate(listing))
@@ -51,7 +51,7 @@ def chats(data: dict, source: str) -> list[tuple[str, dict]]:
 
 def _messages(chat: dict, source: str, position: str) -> list:
     where = f"{position}.messages" if position else "messages"
-    messages = field(chat, "messages", source, position)
+    messages = required(chat, "messages", source, position)
     if not isinstance(messages, list):
         raise problem(source, where, "expected a list of messages")
     return messages
@@ -81,7 +81,7 @@ def flatten_text(text: Any, source: str, position: str) -> tuple[str, list[str]]
         if isinstance(part, str):
             pieces.append(part)
             continue
-        piece = field(part, "text", source, f"{position}.text[{i}]")
+        piece = required(part, "text", source, f"{position}.text[{i}]")
         pieces.append(str(piece))
         if part.get("href") and part["href"] != piece:
             links.append(part["href"])
@@ -96,7 +96,7 @@ def parse_date(message: dict, source: str, position: str) -> datetime:
             return datetime.fromtimestamp(int(unixtime), UTC)
         except (TypeError, ValueError, OverflowError, OSError):
             raise problem(source, position, f"bad 'date_unixtime' {unixtime!r}") from None
-    value = field(message, "date", source, position)
+    value = required(message, "date", source, position)
     try:
         return datetime.fromisoformat(str(value))
     except ValueError:
@@ -120,7 +120,7 @@ def _user_id(from_id: Any) -> str | None:
 
 
 def _capture(message: dict, chat: dict, source: str, position: str) -> CaptureIn | Skipped:
-    message_id = field(message, "id", source, position)
+    message_id = required(message, "id", source, position)
     sent_at = parse_date(message, source, position)
     if message.get("type", "message") != "message":
         return Skipped("service")
@@ -159,7 +159,7 @@ def _capture(message: dict, chat: dict, source: str, position: str) -> CaptureIn
 def parse(data: dict, source: str) -> Iterator[CaptureIn | Skipped]:
     """Every message record of the export, in file order, as a capture or a skip."""
     for position, chat in chats(data, source):
-        field(chat, "id", source, position)
+        required(chat, "id", source, position)
         prefix = f"{position}.messages" if position else "messages"
         for i, message in enumerate(_messages(chat, source, position)):
             yield _capture(message, chat, source, f"{prefix}[{i}]")

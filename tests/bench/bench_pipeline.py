@@ -157,7 +157,14 @@ def instrument(services, breakdown: Breakdown) -> None:
     services.profile.gate = breakdown.wrap("gate", services.profile.gate)
     pipeline_module.classify_request = breakdown.wrap("classify", pipeline_module.classify_request)
     pipeline_module.build_pack = breakdown.wrap("pack", pipeline_module.build_pack)
-    ConversationWindow.compact = breakdown.wrap("window", ConversationWindow.compact)
+    compact = ConversationWindow.compact
+
+    async def counted(window, *args, **kwargs):
+        distilled = await compact(window, *args, **kwargs)
+        breakdown.counts["distilled"] += int(distilled)
+        return distilled
+
+    ConversationWindow.compact = breakdown.wrap("window", counted)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -205,7 +212,7 @@ async def run_messages(services, rounds: int, profile: bool) -> dict:
                     "overhead": total - model,
                     "model_calls": counts.get("model calls", 0),
                     "routed_ms": routed,
-                    "compacted": counts.get("window", 0) and stages.get("window", 0) > 5,
+                    "compacted": counts.get("distilled", 0) > 0,
                     "stages": stages,
                 }
             )

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
+from core.errors import ImportFormatError
 from core.importers.runner import import_paths
 from tests.core.importers.helpers import EXAMPLES, rows
 
@@ -94,3 +97,28 @@ def test_text_parts_are_kept_replies_chained_and_times_preserved(services, write
         datetime.fromtimestamp(1709990000, UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
     assert json.loads(got["u1"][4])["chat_name"] == "Repas"
+
+
+@pytest.mark.parametrize("current", ["new", None])
+def test_only_the_branch_on_screen_is_archived(services, write_json, current):
+    mapping = {
+        "root": node("root", None, ["q"]),
+        "q": node("q", "root", ["old", "new"], "user", ["Sushi végé ?"], when=1709990000),
+        "old": node("old", "q", [], "assistant", ["Concombre."], when=1709990010),
+        "new": node("new", "q", [], "assistant", ["Avocat et radis."], when=1709990020),
+    }
+    conversation = {"title": "t", "create_time": 1709990000, "mapping": mapping, "id": "c"}
+    if current:
+        conversation["current_node"] = current
+    report = import_paths(services, [write_json("conversations.json", [conversation])])
+
+    assert report.skipped_branches == 1
+    assert rows(services, "SELECT message_id FROM captures ORDER BY sent_at") == [("q",), ("new",)]
+
+
+def test_a_broken_tree_is_refused_with_its_position(services, write_json):
+    mapping = {"root": node("root", None, ["gone"])}
+    path = write_json("conversations.json", [{"title": "t", "mapping": mapping, "id": "c"}])
+
+    with pytest.raises(ImportFormatError, match=r"\[0\]\.mapping: broken link at node 'gone'"):
+        import_paths(services, [path])
