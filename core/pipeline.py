@@ -5,6 +5,7 @@ Every surface (CLI, Telegram, cockpit) calls `Assistant.handle`; nothing here kn
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from core.errors import EloraError, NoModelConfigured, ProviderError, SpendingCa
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
 from core.recall.pack import EvidencePack, build_pack
+from core.routing.client import CALLS
 from core.routing.loop import Router, RouteResult
 from core.routing.profile import dimension_of
 from core.routing.tiers import HOW_TO_CONFIGURE, configured
@@ -96,36 +98,72 @@ class Assistant:
         # daily cap, not only the routing loop's.
         if getattr(services.llm, "spend", False) is None:
             services.llm.spend = services.spend
+        self._pending: set[asyncio.Future] = set()
 
     async def handle(self, request: Request) -> Reply:
-        """Process one message end to end; provider trouble becomes an honest short reply."""
+        """Process one message end to end; provider trouble becomes an honest short reply.
+
+        Blocking work (SQLite, embeddings, Chroma) runs in threads so a surface's event loop
+        keeps serving other chats; the new messages' vectors are computed after the reply.
+        """
         started = time.perf_counter()
         services = self.services
-        capture_id = None if request.private else self._capture(request, "user", request.text)
-        llm = services.llm if configured(self.settings) else None
-        classification = await self._classify(request.text, llm)
-        pack = build_pack(
-            services,
-            request.text,
-            chat_id=request.chat_id,
-            user_id=request.user_id,
-            classification=classification,
-            exclude_capture_ids=[capture_id] if capture_id else None,
-        )
-        reply = Reply(text="", status="answered", capture_id=capture_id,
-                      classification=classification, pack=pack)  # fmt: skip
-        if llm is None:
-            reply.text, reply.status = HOW_TO_CONFIGURE, "no_model"
-        else:
-            await self._answer(request, reply, llm)
-        if reply.status == "answered" and not request.private:
-            reply_capture = self._capture(request, "assistant", reply.text)
-            window = services.window(request.surface, request.chat_id, request.user_id)
-            window.append("user", request.text, capture_id)
-            window.append("assistant", reply.text, reply_capture)
-        reply.learning = await self._learn(request, capture_id, reply)
-        reply.trace_id = self._trace(request, reply, started)
+        calls_token = CALLS.set([])
+        try:
+            capture_id = None
+            if not request.private:
+                capture_id = await asyncio.to_thread(self._capture, request, "user", request.text)
+            llm = services.llm if configured(self.settings) else None
+            classification = await self._classify(request.text, llm)
+            pack = await asyncio.to_thread(
+                build_pack,
+                services,
+                request.text,
+                chat_id=request.chat_id,
+                user_id=request.user_id,
+                classification=classification,
+                exclude_capture_ids=[capture_id] if capture_id else None,
+            )
+            reply = Reply(text="", status="answered", capture_id=capture_id,
+                          classification=classification, pack=pack)  # fmt: skip
+            if llm is None:
+                reply.text, reply.status = HOW_TO_CONFIGURE, "no_model"
+            else:
+                await self._answer(request, reply, llm)
+            if reply.status == "answered" and not request.private:
+                await asyncio.to_thread(self._remember_turn, request, capture_id, reply.text)
+            reply.learning = await self._learn(request, capture_id, reply)
+            reply.trace_id = await asyncio.to_thread(
+                self._trace, request, reply, started, list(CALLS.get() or [])
+            )
+        finally:
+            CALLS.reset(calls_token)
+        if not request.private:
+            self._in_background(asyncio.to_thread(services.archive.index_pending))
         return reply
+
+    def _remember_turn(self, request: Request, capture_id: str | None, answer: str) -> None:
+        """Archive the answer and add both turns to the persisted conversation window."""
+        reply_capture = self._capture(request, "assistant", answer)
+        window = self.services.window(request.surface, request.chat_id, request.user_id)
+        window.append("user", request.text, capture_id)
+        window.append("assistant", answer, reply_capture)
+
+    def _in_background(self, coroutine) -> None:
+        """Run after the reply; kept referenced so it finishes (drain() waits for it)."""
+        task = asyncio.ensure_future(coroutine)
+        self._pending.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background indexing failed (chunks stay pending): %s", task.exception())
+
+    async def drain(self) -> None:
+        """Wait for work scheduled after replies (indexing the new messages)."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     async def _classify(self, text: str, llm) -> Classification:
         """Heuristics, then the LITE model when unsure; a failing model leaves the heuristics."""
@@ -150,7 +188,8 @@ class Assistant:
             role=role,
             provenance=request.provenance if role == "user" else {"reply_to": request.message_id},
         )
-        return self.services.archive.capture(item).id
+        # Indexed after the reply (see handle): the embedding is not on the answer's path.
+        return self.services.archive.capture(item, index=False).id
 
     async def _answer(self, request: Request, reply: Reply, llm) -> None:
         services = self.services
@@ -228,8 +267,12 @@ class Assistant:
             return {"failure": f"learning failed: {exc}"}
         return report.to_json()
 
-    def _trace(self, request: Request, reply: Reply, started: float) -> str | None:
+    def _trace(
+        self, request: Request, reply: Reply, started: float, calls: list[dict[str, Any]]
+    ) -> str | None:
+        """Store the trace; `calls` is every model call of the request (answer and auxiliary)."""
         route = reply.route
+        known = [c["cost"] for c in calls if c.get("cost") is not None]
         try:
             trace = self.services.traces.record(
                 surface=request.surface,
@@ -248,12 +291,12 @@ class Assistant:
                     "gate": reply.gate,
                     "start_tier": reply.start_tier,
                 },
-                models=route.calls if route else [],
+                models=calls,
                 escalations=route.escalations if route else [],
                 tool_calls=route.tool_calls if route else [],
-                tokens_in=route.tokens_in if route else 0,
-                tokens_out=route.tokens_out if route else 0,
-                cost=route.cost if route else None,
+                tokens_in=sum(c["tokens_in"] for c in calls),
+                tokens_out=sum(c["tokens_out"] for c in calls),
+                cost=round(sum(known), 8) if known else None,
                 latency_ms=int((time.perf_counter() - started) * 1000),
                 error=None if reply.status == "answered" else reply.status,
                 learning=reply.learning,

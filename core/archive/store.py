@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -46,6 +47,7 @@ class Archive:
         self.settings = services.settings
         self.db = services.db
         self.spool = services.spool
+        self._indexing = threading.Lock()
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -62,7 +64,7 @@ class Archive:
             log.warning("database unavailable, capture %s spooled", item.id)
             return CaptureResult(item.id, "spooled")
         if not new:
-            return CaptureResult(item.id, "duplicate")
+            return CaptureResult(self._existing_id(item), "duplicate")
         indexed = self.index_pending(chunk_ids=chunk_ids) > 0 if index and chunk_ids else False
         return CaptureResult(item.id, "stored", indexed=indexed)
 
@@ -135,6 +137,19 @@ class Archive:
 
     # -- indexing --------------------------------------------------------------------------
 
+    def _existing_id(self, item: CaptureIn) -> str:
+        """The id under which this message was archived before."""
+        with self.db.session() as session:
+            row = (
+                session.connection()
+                .exec_driver_sql(
+                    "SELECT id FROM captures WHERE id = ? OR (surface = ? AND chat_id = ? AND message_id = ?)",
+                    (item.id, item.surface, item.chat_id, item.message_id),
+                )
+                .first()
+            )
+        return row[0] if row else item.id
+
     def index_pending(
         self,
         chunk_ids: list[str] | None = None,
@@ -144,8 +159,13 @@ class Archive:
         """Embed chunks still marked pending and store their vectors; return how many were done.
 
         A failing embedder leaves the chunks pending (they stay searchable lexically) and is
-        logged; the next run, the replay job or `elora reindex` picks them up.
+        logged; the next run, the replay job or `elora reindex` picks them up. Runs are
+        serialised so two requests never embed the same chunks twice.
         """
+        with self._indexing:
+            return self._index_pending(chunk_ids, batch_size, on_progress)
+
+    def _index_pending(self, chunk_ids, batch_size, on_progress) -> int:
         done = 0
         while True:
             rows = self._pending(chunk_ids, batch_size)

@@ -21,6 +21,7 @@ from core.council.distill import distill_chat
 from core.council.skills import Skill, get_skill, list_skills
 from core.errors import EloraError, InvalidInput, NotFound
 from core.prompts import render
+from core.routing.client import traced_separately
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -92,6 +93,7 @@ def parse_synthesis(text: str) -> dict[str, str]:
     return {k: parts.get(k, "") for k in SECTIONS}
 
 
+@traced_separately
 async def consult_council(
     services: Services,
     question: str,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from core.council.threads import open_thread, save_thread
 from core.errors import EloraError
 from core.prompts import render
+from core.routing.client import traced_separately
 from core.routing.loop import Router
 from core.routing.tools import ToolBox, ToolContext
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 QUESTION_PREFIX = "QUESTION:"
 
 
+@traced_separately
 async def delegate_to_subagent(
     services: Services,
     task: str,

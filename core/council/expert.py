@@ -14,6 +14,7 @@ from core.council.skills import get_skill
 from core.council.threads import open_thread, save_thread
 from core.errors import EloraError, InvalidInput
 from core.prompts import render
+from core.routing.client import traced_separately
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -22,6 +23,7 @@ FINAL = re.compile(r"<FINAL_ANSWER>(.*?)(?:</FINAL_ANSWER>|$)", re.S)
 DEFAULT_ITERATIONS, MAX_ITERATIONS = 3, 8
 
 
+@traced_separately
 async def consult_expert(
     services: Services,
     role: str,

@@ -6,10 +6,12 @@ the trace and no cooldown state hides a provider's recovery. LiteLLM is imported
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,25 @@ if TYPE_CHECKING:
     from core.routing.spend import SpendGuard
 
 log = logging.getLogger(__name__)
+
+# Every call made while a request is handled lands here, so the request's trace counts the
+# classifier, distillation and learning calls too, not only the answer's.
+CALLS: ContextVar[list[dict[str, Any]] | None] = ContextVar("elora_llm_calls", default=None)
+
+
+def traced_separately(fn):
+    """For operations that record their own trace (council, expert, sub-agent): their calls
+    stay out of the enclosing request's trace, so spend is never counted twice."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args, **kwargs):
+        token = CALLS.set(None)
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            CALLS.reset(token)
+
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -45,6 +66,7 @@ class Completion:
     cost: float | None
     latency_ms: int
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    tools_offered: bool = False
 
     @property
     def message(self) -> dict[str, Any]:
@@ -71,6 +93,7 @@ class Completion:
             "cost": self.cost,
             "latency_ms": self.latency_ms,
             "attempts": self.attempts,
+            "tools_offered": self.tools_offered,
         }
 
 
@@ -155,7 +178,12 @@ class LLMClient:
                         continue
                     break
                 attempts.append({"model": model, "ok": True})
-                return self._completion(spec.tier, model, response, attempts, started)
+                completion = self._completion(spec.tier, model, response, attempts, started)
+                completion.tools_offered = bool(tools)
+                sink = CALLS.get()
+                if sink is not None:
+                    sink.append(completion.record())
+                return completion
         tried = ", ".join(f"{a['model']}: {a.get('error')}" for a in attempts)
         raise ProviderError(f"the {spec.tier} model is unavailable right now ({tried})")
 

@@ -68,7 +68,7 @@ class Router:
             self.spend.check(result.tier, running=result.cost or 0.0)
             schemas = self.tools.schemas(result.tier) if offer_tools else None
             completion = await self.client.complete(result.tier, messages, tools=schemas)
-            result.calls.append({**completion.record(), "tools_offered": offer_tools})
+            result.calls.append(completion.record())
             if not completion.tool_calls:
                 result.text = completion.text or ""
                 return result

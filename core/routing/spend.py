@@ -29,12 +29,12 @@ class SpendGuard:
         spent = self.spent_today() + running
         if spent >= cap:
             raise SpendingCapReached(
-                f"today's spending cap of ${cap:.2f} is reached (${spent:.4f} spent); "
+                f"today's spending cap of ${cap:g} is reached (${spent:.4f} spent); "
                 "no more model calls until midnight UTC, or raise ELORA_DAILY_SPEND_CAP"
             )
         if tier == "PRO" and spent >= cap * self.settings.pro_spend_share:
             raise SpendingCapReached(
-                f"PRO is paused: ${spent:.4f} of today's ${cap:.2f} cap is spent "
+                f"PRO is paused: ${spent:.4f} of today's ${cap:g} cap is spent "
                 f"(PRO stops at {self.settings.pro_spend_share:.0%})"
             )
 

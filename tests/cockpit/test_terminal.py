@@ -21,118 +21,81 @@ TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
-class Tmux:
-    """One tmux server of our own (private socket), one session, 120x36."""
+class Terminal:
+    """`elora cockpit` in a 120x36 tmux pane, on a tmux server of our own (private socket).
 
-    def __init__(self):
+    The launcher shell waits for elora and writes its exit status to a file: the test reads
+    that rather than tmux's pane state (tmux 3.3 sometimes leaves an exited pane process
+    unreaped for a long while)."""
+
+    def __init__(self, workdir: Path, env: dict[str, str]):
         self.socket = f"elora-test-{uuid.uuid4().hex[:8]}"
+        self.status_file = workdir / "cockpit.status"
+        self.script = workdir / "cockpit.sh"
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+        elora = Path(sys.executable).parent / "elora"
+        # Something in the test process leaves COLUMNS=80 LINES=24 in the C environment that
+        # children inherit: they would override the real size of the terminal.
+        self.script.write_text(
+            f"#!/bin/sh\nunset COLUMNS LINES\ncd {shlex.quote(str(workdir))}\n{exports}"
+            f"{elora} cockpit\necho $? > {shlex.quote(str(self.status_file))}\n"
+        )
+        self.script.chmod(0o755)
 
-    def __call__(self, *args: str) -> str:
+    def tmux(self, *args: str) -> str:
         done = subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True,
                               timeout=30, check=True)  # fmt: skip
         return done.stdout
 
-    def start(self, script: Path) -> None:
-        self.pidfile = script.with_suffix(".pid")  # the launcher writes it, then execs elora
-        self("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "36", str(script))
-        self("set-option", "-t", "cockpit", "remain-on-exit", "on")
+    def start(self) -> None:
+        self.tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "36", str(self.script))
 
     def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "cockpit")
+        return self.tmux("capture-pane", "-p", "-t", "cockpit")
 
     def keys(self, *keys: str, literal: bool = False) -> None:
-        self("send-keys", "-t", "cockpit", *(["-l"] if literal else []), *keys)
+        self.tmux("send-keys", "-t", "cockpit", *(["-l"] if literal else []), *keys)
 
     def wait_for(self, text: str, timeout: float = 60.0) -> str:
-        """Poll the screen until `text` shows (or the program died); return the screen."""
+        """Poll the screen until `text` shows; return the screen."""
         deadline = time.monotonic() + timeout
         while True:
             screen = self.screen()
             if text in screen:
                 return screen
-            if self.dead() or time.monotonic() > deadline:
+            if self.status_file.exists() or time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never showed; the screen was:\n{screen}")
             time.sleep(0.2)
 
-    def dead(self) -> bool:
-        return self("display-message", "-p", "-t", "cockpit", "#{pane_dead}").strip() == "1"
-
     def exit_status(self, timeout: float = 30.0) -> int:
-        """Wait for the program to end; its exit status (tmux fills it in just after)."""
+        """Wait for elora to end; its exit status."""
         deadline = time.monotonic() + timeout
-        while True:
-            status = ""
-            if self.dead():
-                status = self("display-message", "-p", "-t", "cockpit", "#{pane_dead_status}")
-            if status.strip():
-                return int(status)
+        while not self.status_file.exists() or not self.status_file.read_text().strip():
             if time.monotonic() > deadline:
                 raise AssertionError(f"the cockpit did not exit:\n{self.stacks()}")
             time.sleep(0.2)
+        return int(self.status_file.read_text())
 
     def stacks(self) -> str:
-        """Abort the stuck program: faulthandler prints every thread's stack in the pane."""
-        tty = self("display-message", "-p", "-t", "cockpit", "#{pane_tty}").strip()
-        held = subprocess.run(["ps", "-o", "pid,ppid,pgid,tpgid,stat,args", "-t",
-                               tty.removeprefix("/dev/")], capture_output=True,
-                              text=True).stdout  # fmt: skip
-        pid = int(self.pidfile.read_text())
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-            held += status[:60]
-            ppid = next(line.split()[1] for line in status.splitlines() if line.startswith("PPid"))
-            held += "\nparent: " + Path(f"/proc/{ppid}/cmdline").read_text().replace("\0", " ")
-            held += "\n" + Path(f"/proc/{ppid}/status").read_text()[:80]
-            held += "\nparent wchan: " + Path(f"/proc/{ppid}/wchan").read_text()
-            held += "\nparent stack: " + Path(f"/proc/{ppid}/syscall").read_text()
-        except OSError as exc:
-            held += f"no /proc entry for {pid}: {exc}"
+        """Abort the stuck elora: with PYTHONFAULTHANDLER it prints every thread's stack."""
         for proc in Path("/proc").iterdir():
             try:
-                if os.readlink(proc / "fd" / "0") == tty or os.readlink(proc / "fd" / "1") == tty:
-                    held += f"\non the tty: {proc.name} " + (proc / "cmdline").read_text()
-            except OSError:
+                if (proc / "comm").read_text().strip() == "elora" and str(self.script) in (
+                    Path(f"/proc/{self.parent(proc)}/cmdline").read_text()
+                ):
+                    os.kill(int(proc.name), signal.SIGABRT)
+            except (OSError, ValueError):
                 continue
-        try:
-            os.kill(pid, signal.SIGABRT)
-        except ProcessLookupError:
-            return f"elora has exited, yet the terminal is held by:\n{held}"
-        deadline = time.monotonic() + 10
-        while not self.dead() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        shown = self("capture-pane", "-p", "-S", "-500", "-t", "cockpit")
-        return f"processes on the terminal:\n{held}\nafter SIGABRT:\n{shown}"
+        time.sleep(2)
+        return self.tmux("capture-pane", "-p", "-S", "-300", "-t", "cockpit")
+
+    @staticmethod
+    def parent(proc: Path) -> str:
+        status = (proc / "status").read_text()
+        return next(line.split()[1] for line in status.splitlines() if line.startswith("PPid"))
 
     def kill(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
-
-
-def _launcher(tmp_path: Path, home: Path, base_url: str) -> Path:
-    """A shell script starting `elora cockpit` with the test's settings and nothing else."""
-    env = {
-        "ELORA_HOME": str(home),
-        "ELORA_LLM_API_BASE": base_url,
-        "ELORA_LLM_API_KEY": "test-key-123456",
-        "ELORA_LLM_RETRIES": "0",
-        "ELORA_LEARNING_EXTRACTOR": "heuristic",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "ANONYMIZED_TELEMETRY": "False",
-        "OMP_WAIT_POLICY": "PASSIVE",
-        "TERM": "xterm-256color",
-        "PYTHONFAULTHANDLER": "1",  # a stuck run can be made to show its threads' stacks
-        **{f"ELORA_MODEL_{tier}": f"openai/{name}" for tier, name in MODELS.items()},
-    }
-    elora = Path(sys.executable).parent / "elora"
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-    script = tmp_path / "cockpit.sh"
-    # Something in the test process leaves COLUMNS=80 LINES=24 in the C environment that
-    # children inherit; they would override the real terminal size.
-    script.write_text(
-        f"#!/bin/sh\nunset COLUMNS LINES\ncd {shlex.quote(str(tmp_path))}\n{exports}"
-        f"echo $$ > cockpit.pid\nexec {elora} cockpit\n"
-    )
-    script.chmod(0o755)
-    return script
 
 
 def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
@@ -140,31 +103,43 @@ def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
 ):
     add_proposal(services, "p-term", "Camille prefers the window seat on trains")
     llm.default_text = "Réponse du modèle local."
-    tmux = Tmux()
+    terminal = Terminal(tmp_path, {
+        "ELORA_HOME": str(home),
+        "ELORA_LLM_API_BASE": llm.base_url,
+        "ELORA_LLM_API_KEY": "test-key-123456",
+        "ELORA_LLM_RETRIES": "0",
+        "ELORA_LEARNING_EXTRACTOR": "heuristic",
+        **{f"ELORA_MODEL_{tier}": f"openai/{name}" for tier, name in MODELS.items()},
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "ANONYMIZED_TELEMETRY": "False",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "TERM": "xterm-256color",
+        "PYTHONFAULTHANDLER": "1",  # a stuck run can be made to show its threads' stacks
+    })  # fmt: skip
     try:
-        tmux.start(_launcher(tmp_path, home, llm.base_url))
-        screen = tmux.wait_for("open proposals: 1")
+        terminal.start()
+        screen = terminal.wait_for("open proposals: 1")
         assert "Camille prefers the window seat" in screen
         assert "a Approve" in screen and "? Help" in screen  # the footer
 
-        tmux.keys("a")
-        tmux.wait_for("open proposals: 0")
+        terminal.keys("a")
+        terminal.wait_for("open proposals: 0")
         assert services.proposals.get("p-term").status == "approved"
 
-        tmux.keys("2")
-        screen = tmux.wait_for("rows 1–1 of 1")
+        terminal.keys("2")
+        screen = terminal.wait_for("rows 1–1 of 1")
         assert "Camille prefers the window seat" in screen
 
-        tmux.keys("3")
-        tmux.wait_for("Message Elora")
-        tmux.keys("Bonjour Elora", literal=True)
-        tmux.keys("Enter")
-        tmux.wait_for("Réponse du modèle local.")
-        assert "Evidence pack" in tmux.screen()
+        terminal.keys("3")
+        terminal.wait_for("Message Elora")
+        terminal.keys("Bonjour Elora", literal=True)
+        terminal.keys("Enter")
+        terminal.wait_for("Réponse du modèle local.")
+        assert "Evidence pack" in terminal.screen()
 
-        tmux.keys("Escape")  # leave the input, where q would be typed
-        tmux.wait_for("i Type")  # (ESC and q sent together would read as alt+q)
-        tmux.keys("q")
-        assert tmux.exit_status() == 0
+        terminal.keys("Escape")  # leave the input, where q would be typed
+        terminal.wait_for("i Type")  # (ESC and q sent together would read as alt+q)
+        terminal.keys("q")
+        assert terminal.exit_status() == 0
     finally:
-        tmux.kill()
+        terminal.kill()

@@ -50,4 +50,6 @@ async def _ask(svc, args):
         extra = register.render()
     request = Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
                       sender="operator", extra_context=extra)  # fmt: skip
-    return await svc.assistant.handle(request)
+    reply = await svc.assistant.handle(request)
+    await svc.assistant.drain()
+    return reply

@@ -19,10 +19,17 @@ def run(args) -> int:
 
     svc = services()
     try:
-        asyncio.run(_loop(svc, args.chat_id))
+        asyncio.run(_session(svc, args.chat_id))
     finally:
         svc.close()
     return 0
+
+
+async def _session(svc, chat_id: str) -> None:
+    try:
+        await _loop(svc, chat_id)
+    finally:
+        await svc.assistant.drain()  # the last messages' vectors
 
 
 async def _loop(svc, chat_id: str) -> None:
