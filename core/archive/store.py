@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from datetime import timedelta
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_CAPTURE_CHARS = 2_000_000
+ROLE_LABELS = {"user", "assistant", "system"}
 
 _INSERT_CAPTURE = """
 INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
@@ -33,6 +35,20 @@ INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, spe
     first_at, last_at, part, vector_state)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
 """
+
+
+def embedding_text(text: str, speakers: list[str]) -> str:
+    """A chunk's text without its "Speaker: " line labels.
+
+    The model is paid per token and names carry little meaning for search (speakers are kept
+    in the chunk's text for full-text search and in its metadata): dropping them makes imports
+    about a fifth faster.
+    """
+    labels = [re.escape(s) for s in sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True) if s]
+    if not labels:
+        return text
+    pattern = re.compile(rf"^(?:{'|'.join(labels)}): ", re.M)
+    return pattern.sub("", text)
 
 
 def _dumps(value) -> str:
@@ -175,7 +191,7 @@ class Archive:
                 self.services.vectorspace.upsert(
                     "archive",
                     [r[0] for r in rows],
-                    [r[1] for r in rows],
+                    [embedding_text(r[1], json.loads(r[6])) for r in rows],
                     [
                         {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
                         for r in rows
@@ -193,14 +209,15 @@ class Archive:
             if on_progress:
                 on_progress(len(rows))
             if chunk_ids is not None:
-                chunk_ids = [c for c in chunk_ids if c not in {r[0] for r in rows}]
+                finished = {r[0] for r in rows}
+                chunk_ids = [c for c in chunk_ids if c not in finished]
                 if not chunk_ids:
                     return done
 
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
-            "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER) "
-            "FROM chunks WHERE vector_state = 'pending'"
+            "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
+            "speakers FROM chunks WHERE vector_state = 'pending'"
         )
         params: tuple = ()
         if chunk_ids is not None:

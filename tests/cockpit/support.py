@@ -206,14 +206,14 @@ def proposal_status(services, proposal_id: str) -> str:
     return services.proposals.get(proposal_id).status
 
 
-def bulk_entries(services, count: int) -> None:
-    """Insert `count` active entries straight into SQLite (no vectors), newest touched first:
-    `fact.bulk-000000` is the most recently touched."""
+def bulk_entries(services, count: int, first: int = 0) -> None:
+    """Insert entries `first` .. `first + count - 1` straight into SQLite (no vectors), newest
+    touched first: `fact.bulk-000000` is the most recently touched."""
     from core.ids import memory_uuid
     from core.storage.db import db_time
 
     rows = []
-    for i in range(count):
+    for i in range(first, first + count):
         memory_id = f"fact.bulk-{i:06d}"
         touched = db_time(NOW - timedelta(minutes=i))
         rows.append((memory_uuid(memory_id), memory_id, "semantic", "fact",
