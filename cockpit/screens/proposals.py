@@ -97,12 +97,13 @@ class ProposalsScreen(EloraScreen):
         services = self.services
         rows = services.proposals.list(view, limit=LIMIT)
         conflicts = services.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
-        views = [
-            ProposalView(
-                p, conflicts.get(p.conflict_uuid), capture_sources(services, p.source_capture_ids)
-            )
-            for p in rows
-        ]
+        # One query for every source message of the page, not one per proposal.
+        wanted = [c for p in rows for c in p.source_capture_ids]
+        sources = {s["capture_id"]: s for s in capture_sources(services, wanted)}
+        views = []
+        for p in rows:
+            found = [sources[c] for c in p.source_capture_ids if c in sources]
+            views.append(ProposalView(p, conflicts.get(p.conflict_uuid), found))
         return {
             "view": view,
             "views": views,

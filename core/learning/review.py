@@ -51,20 +51,54 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
     if edit is not None and not edit.strip():
         raise InvalidInput("the edited text is empty")
-    relation = proposal.conflict_relation
-    old = _conflict_entry(services, proposal)
-    if relation == "duplicate" and old is not None:
-        entry = _confirm(services, old, proposal)
-    elif relation == "time_limit" and old is not None:
-        entry = _limit(services, old, proposal)
-    else:
-        entry = services.memory.save(canonicalise(services, proposal, edit))
-        if old is not None and relation in ("contradict", "supersede", "deprecate"):
-            _relate(services, entry, old, relation)
+    _claim(services, proposal)  # the bot and the cockpit may approve the same one at once
+    try:
+        entry = _apply(services, proposal, edit)
+    except BaseException:
+        _release(services, proposal)
+        raise
     note = "edited" if edit is not None else proposal.decision_note
     _decide(services, proposal, "approved", memory_id=entry.memory_id, decision_note=note,
             text=edit.strip() if edit is not None else proposal.text)  # fmt: skip
     log.info("proposal %s approved as %s", proposal.id, entry.memory_id)
+    return entry
+
+
+def _claim(services: Services, proposal: Proposal) -> None:
+    """Atomically move an open proposal to "approving"; refuse if someone decided first."""
+    with services.db.session() as session:
+        claimed = (
+            session.connection()
+            .exec_driver_sql(
+                "UPDATE proposals SET status = 'approving' WHERE rowid = ? "
+                "AND status IN ('pending', 'recommended')",
+                (proposal.rowid,),
+            )
+            .rowcount
+        )
+    if claimed != 1:
+        raise InvalidInput(f"proposal {proposal.id[:8]} was decided meanwhile")
+
+
+def _release(services: Services, proposal: Proposal) -> None:
+    with services.db.session() as session:
+        session.connection().exec_driver_sql(
+            "UPDATE proposals SET status = ? WHERE rowid = ? AND status = 'approving'",
+            (proposal.status, proposal.rowid),
+        )
+
+
+def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEntry:
+    """Write what the proposal means for memory, given its relation to the closest entry."""
+    relation = proposal.conflict_relation
+    old = _conflict_entry(services, proposal)
+    if relation == "duplicate" and old is not None:
+        return _confirm(services, old, proposal)
+    if relation == "time_limit" and old is not None:
+        return _limit(services, old, proposal)
+    entry = services.memory.save(canonicalise(services, proposal, edit))
+    if old is not None and relation in ("contradict", "supersede", "deprecate"):
+        _relate(services, entry, old, relation)
     return entry
 
 

@@ -12,6 +12,7 @@ from tests.cockpit.support import (
     NOW,
     bulk_entries,
     entry,
+    notifications,
     pane_text,
     screen_text,
     settle,
@@ -205,3 +206,23 @@ async def test_many_entries_load_one_page_at_a_time(services, cockpit):
         await settle(pilot)
         assert _keys(app)[0] == "fact.bulk-000000"
         assert "rows 1–50 of 10,000" in screen_text(app)
+
+
+async def test_forgetting_what_the_bot_already_forgot_is_an_error_notification(
+    services, make_services, cockpit
+):
+    from core.memory.api import forget_memory
+
+    _seed(services)
+    bot = make_services()
+    app = cockpit()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await _open(pilot)
+        forget_memory(bot, "pref.coriander")  # meanwhile, from Telegram
+        await pilot.press("f", "y")
+        await settle(pilot)
+
+        errors = notifications(app, "error")
+        assert len(errors) == 1 and "no memory with id 'pref.coriander'" in errors[0]
+        assert app.is_running
+        assert _keys(app) == ["fact.train", "rule.reply", "fact.office"]

@@ -30,6 +30,7 @@ class Terminal:
 
     def __init__(self, workdir: Path, env: dict[str, str]):
         self.socket = f"elora-test-{uuid.uuid4().hex[:8]}"
+        self.socket_path: Path | None = None
         self.status_file = workdir / "cockpit.status"
         self.script = workdir / "cockpit.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
@@ -49,6 +50,7 @@ class Terminal:
 
     def start(self) -> None:
         self.tmux("new-session", "-d", "-s", "cockpit", "-x", "120", "-y", "36", str(self.script))
+        self.socket_path = Path(self.tmux("display-message", "-p", "#{socket_path}").strip())
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "cockpit")
@@ -96,6 +98,8 @@ class Terminal:
 
     def kill(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
+        if self.socket_path is not None:
+            self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
 
 
 def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
