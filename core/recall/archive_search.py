@@ -20,12 +20,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Hybrid score = VECTOR_WEIGHT x calibrated cosine + LEXICAL_WEIGHT x saturated BM25. Chosen on
-# half of the labelled set in tests/bench/bench_recall.py (and checked on the other half): with
-# BM25 normalised against the query's best match and 0.6/0.4, any chunk naming a speaker or a
-# common word of the question outranked paraphrases that only the vectors found.
-VECTOR_WEIGHT = 0.8
-LEXICAL_WEIGHT = 0.2
+# Hybrid score = VECTOR_WEIGHT x calibrated cosine + LEXICAL_WEIGHT x BM25 strength. BM25 is
+# saturated (lexical.saturate_bm25), not divided by the query's best match: that gave any chunk
+# sharing only a speaker's name or a common word with the question the full lexical weight, over
+# paraphrases that only the vectors found (tests/bench/bench_recall.py, checked on both halves).
+VECTOR_WEIGHT = 0.6
+LEXICAL_WEIGHT = 0.4
 SHORT_MESSAGE_CHARS = 80
 # Windows holding at most EXACT_MAX chunks, and under 1/EXACT_RATIO of the archive, are searched
 # exactly without Chroma's filter; windows holding most of the archive are searched unfiltered,
