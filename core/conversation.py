@@ -57,7 +57,7 @@ class ConversationWindow:
 
     def append(self, role: str, content: str, capture_id: str | None = None) -> None:
         """Add one turn and persist it."""
-        with self.services.db.session() as session:
+        with self.services.db.session(write=True) as session:
             row = self._load(session)
             row.messages = [
                 *row.messages,
@@ -69,7 +69,7 @@ class ConversationWindow:
 
     def reset(self) -> None:
         """Start over (e.g. /new): the window and its summary are cleared."""
-        with self.services.db.session() as session:
+        with self.services.db.session(write=True) as session:
             row = self._load(session)
             row.messages, row.summary = [], None
             row.updated_at = self.services.clock.now()
@@ -97,7 +97,7 @@ class ConversationWindow:
         raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
         self.services.session_memory.save(self.user_id, self.chat_id, source, raw)
         digest = await self._distil(older, model)
-        with self.services.db.session() as session:
+        with self.services.db.session(write=True) as session:
             row = self._load(session)
             row.messages = newer
             row.summary = "\n".join(filter(None, [row.summary, digest]))

@@ -21,7 +21,7 @@ def record_feedback(
     trace = services.traces.get(trace_id) if trace_id else services.traces.last_for_chat(chat_id)
     if trace is None:
         raise NotFound(f"no reply to give feedback on in chat {chat_id}")
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         row = session.get(Trace, trace.rowid)
         event = {"signal": signal, "at": services.clock.now().isoformat()}
         row.feedback = [*row.feedback, event]

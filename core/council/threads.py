@@ -34,7 +34,7 @@ def save_thread(
     services: Services, thread: Thread, messages: list[dict[str, Any]], summary: str
 ) -> None:
     """Persist a thread's messages and last summary."""
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         row = session.exec(select(Thread).where(Thread.id == thread.id)).first() or thread
         row.messages = messages
         row.summary = summary[:500]

@@ -140,7 +140,7 @@ async def _submit(learner, candidate: Candidate, key: str, sources: list[MemoryE
     except ConsentRefused:
         return False
     promoted_from = [e.memory_id for e in sources]
-    with learner.services.db.session() as session:
+    with learner.services.db.session(write=True) as session:
         row = session.get(Proposal, proposal.rowid)
         row.candidate = {**row.candidate, "promotion_key": key, "promoted_from": promoted_from}
         session.add(row)

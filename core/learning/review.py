@@ -31,7 +31,7 @@ def _require(services: Services, proposal_id: str) -> Proposal:
 
 
 def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Proposal:
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         row = session.get(Proposal, proposal.rowid)
         row.status = status
         row.decided_at = services.clock.now()
@@ -118,7 +118,7 @@ def restore(services: Services, proposal_id: str) -> Proposal:
     # Back where admission put it: a contradiction always waits for a decision of its own.
     strong = (proposal.total or 0) >= APPLY_THRESHOLD
     status = "recommended" if strong and proposal.conflict_relation != "contradict" else "pending"
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         row = session.get(Proposal, proposal.rowid)
         row.status, row.decided_at, row.decision_note = status, None, "restored"
         session.add(row)

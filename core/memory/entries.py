@@ -64,7 +64,7 @@ class MemoryStore:
             raise InvalidInput(f"invalid memory entry: {where}: {first['msg']}") from None
         uuid = memory_uuid(entry_in.memory_id)
         now = self.services.clock.now()
-        with self.db.session() as session:
+        with self.db.session(write=True) as session:
             row = session.exec(select(MemoryEntry).where(MemoryEntry.uuid == uuid)).first()
             values = entry_in.model_dump()
             if row is None:
@@ -125,7 +125,7 @@ class MemoryStore:
     def set_status(self, memory_id: str, status: str, **fields: Any) -> MemoryEntry:
         """Change an entry's status (and e.g. valid_to) without touching its text."""
         entry = self.require(memory_id)
-        with self.db.session() as session:
+        with self.db.session(write=True) as session:
             row = session.get(MemoryEntry, entry.rowid)
             row.status = status
             for key, value in fields.items():
@@ -250,7 +250,7 @@ class MemoryStore:
 
     def link(self, from_uuid: str, to_uuid: str, relation: str, note: str | None = None) -> None:
         """Record a typed relation between two entries."""
-        with self.db.session() as session:
+        with self.db.session(write=True) as session:
             session.add(
                 EntryLink(
                     from_uuid=from_uuid,

@@ -61,7 +61,7 @@ class SessionMemory:
         ]
         # Kept aside: once committed, the rows are expired and detached and cannot be read.
         ids = [r.id for r in rows]
-        with self.db.session() as session:
+        with self.db.session(write=True) as session:
             start = session.exec(
                 select(SessionChunk.position)
                 .where(SessionChunk.source_id == source_id, SessionChunk.chat_id == str(chat_id))
@@ -150,7 +150,7 @@ class SessionMemory:
         return self._purge(SessionChunk.expires_at <= self.services.clock.now())
 
     def _purge(self, condition) -> int:
-        with self.db.session() as session:
+        with self.db.session(write=True) as session:
             ids = list(session.exec(select(SessionChunk.id).where(condition)))
             if ids:
                 session.connection().exec_driver_sql(

@@ -82,7 +82,7 @@ class CapabilityProfile:
         """EMA update with feedback r in [0, 1]; return the new p."""
         alpha = self.settings.profile_alpha
         now = self.services.clock.now()
-        with self.services.db.session() as session:
+        with self.services.db.session(write=True) as session:
             row = session.get(CapabilityDimension, dimension)
             if row is None:
                 row = CapabilityDimension(dimension=dimension, p=0.5, samples=0, last_updated=now)

@@ -79,7 +79,12 @@ class Database:
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn):
-            conn.exec_driver_sql("BEGIN")
+            # A transaction that reads then writes must start IMMEDIATE: deferred, it would fail
+            # at once with "database is locked" when another connection wrote in between (a
+            # WAL snapshot cannot be upgraded); IMMEDIATE waits its turn for the write lock.
+            # Plain reads stay deferred so they never wait for a writer.
+            immediate = conn.get_execution_options().get("elora_immediate", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         try:
             with engine.connect() as conn:
@@ -90,10 +95,14 @@ class Database:
         return engine
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """A session whose transaction commits on success and rolls back on error."""
+    def session(self, write: bool = False) -> Iterator[Session]:
+        """A session whose transaction commits on success and rolls back on error.
+
+        `write=True` for read-modify-write work: the write lock is taken at BEGIN.
+        """
+        engine = self.engine.execution_options(elora_immediate=True) if write else self.engine
         try:
-            with Session(self.engine) as session:
+            with Session(engine) as session:
                 yield session
                 session.commit()
         except OperationalError as exc:
@@ -103,8 +112,11 @@ class Database:
 
     def checkpoint(self) -> None:
         """Fold the WAL back into the main file and truncate it (used after forgetting)."""
-        with self.engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        raw = self.engine.raw_connection()  # outside any transaction, as checkpoints require
+        try:
+            raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            raw.close()
 
     def close(self) -> None:
         """Dispose of every pooled connection."""
