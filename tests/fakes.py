@@ -5,11 +5,27 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 import numpy as np
 
 from core.embeddings import LocalE5Embedder
 from core.errors import EmbedderError
+
+
+class FixedClock:
+    """A clock that only moves when a test moves it."""
+
+    def __init__(self, moment: datetime):
+        self.moment = moment
+
+    def now(self) -> datetime:
+        """The pinned time."""
+        return self.moment
+
+    def advance(self, **delta: float) -> None:
+        """Move time forward, e.g. advance(days=3)."""
+        self.moment += timedelta(**delta)
 
 
 class HashEmbedder:

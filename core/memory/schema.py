@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.recall.lexical import STOPWORDS, fold
+
 Tier = Literal["semantic", "episodic", "procedural", "personalized", "environment"]
 Kind = Literal[
     "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression"
@@ -103,139 +105,10 @@ class EntryIn(BaseModel):
         return self
 
 
-_STOP = set(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "by",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "this",
-        "that",
-        "these",
-        "those",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "you",
-        "your",
-        "we",
-        "our",
-        "they",
-        "their",
-        "he",
-        "she",
-        "his",
-        "her",
-        "its",
-        "do",
-        "does",
-        "did",
-        "not",
-        "no",
-        "yes",
-        "as",
-        "le",
-        "la",
-        "les",
-        "un",
-        "une",
-        "des",
-        "du",
-        "de",
-        "d",
-        "l",
-        "et",
-        "ou",
-        "en",
-        "au",
-        "aux",
-        "à",
-        "a",
-        "est",
-        "sont",
-        "été",
-        "je",
-        "j",
-        "me",
-        "m",
-        "mon",
-        "ma",
-        "mes",
-        "tu",
-        "te",
-        "ton",
-        "ta",
-        "tes",
-        "il",
-        "elle",
-        "nous",
-        "vous",
-        "ils",
-        "elles",
-        "leur",
-        "leurs",
-        "ce",
-        "cet",
-        "cette",
-        "ces",
-        "que",
-        "qui",
-        "quoi",
-        "dont",
-        "où",
-        "pour",
-        "par",
-        "sur",
-        "dans",
-        "avec",
-        "sans",
-        "pas",
-        "ne",
-        "n",
-        "plus",
-        "se",
-        "s",
-        "y",
-        "what",
-        "when",
-        "where",
-        "who",
-        "how",
-        "why",
-        "which",
-        "remember",
-        "souviens",
-        "toi",
-        "rappelle",
-        "that's",
-        "it's",
-        "i'm",
-    ]
-)
-
-
 def topics_from_text(text: str, limit: int = 3) -> list[str]:
     """A few topic tags from the longest distinctive words of a text (used when none are given)."""
     words = re.findall(r"[^\W\d_][\w'-]{2,}", text.lower())
-    seen = [w for w in dict.fromkeys(words) if w not in _STOP]
+    seen = [w for w in dict.fromkeys(words) if fold(w) not in STOPWORDS]
     ranked = sorted(seen, key=len, reverse=True)[:limit]
     return ranked or ["general"]
 
@@ -243,7 +116,7 @@ def topics_from_text(text: str, limit: int = 3) -> list[str]:
 def slug_for(kind: str, text: str, max_words: int = 3) -> str:
     """A readable memory_id from a kind and a text, e.g. `pref.reply-short`."""
     prefix = {"preference": "pref", "constraint": "rule", "decision": "decision"}.get(kind, kind)
-    words = [w for w in re.findall(r"[a-z0-9]+", _ascii(text.lower())) if w not in _STOP]
+    words = [w for w in re.findall(r"[a-z0-9]+", _ascii(text.lower())) if w not in STOPWORDS]
     return f"{prefix}.{'-'.join(words[:max_words]) or 'note'}"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_STOPWORDS = set(
+STOPWORDS = set(
     [
         "a",
         "an",
@@ -200,7 +200,7 @@ def fold(text: str) -> str:
 
 def terms(question: str) -> list[str]:
     """Distinctive words of a question (stopwords removed, accents folded, order kept)."""
-    words = [w for w in _WORD.findall(fold(question)) if len(w) > 1 and w not in _STOPWORDS]
+    words = [w for w in _WORD.findall(fold(question)) if len(w) > 1 and w not in STOPWORDS]
     return list(dict.fromkeys(words))
 
 

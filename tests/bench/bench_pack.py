@@ -31,6 +31,7 @@ from datetime import datetime
 import core.recall.pack as pack_module
 from core.recall.pack import build_pack
 from tests.bench import synthetic
+from tests.fakes import FixedClock
 
 NOW = datetime(2025, 7, 2, 10, 0)
 
@@ -120,17 +121,6 @@ QUERIES = [
     "salut !",
     "thanks!",
 ]
-
-
-class FixedClock:
-    """`now` pinned, so periods in the queries fall on the synthetic timeline."""
-
-    def __init__(self, moment: datetime):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned moment."""
-        return self.moment
 
 
 class Breakdown:

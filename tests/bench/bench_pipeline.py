@@ -36,6 +36,7 @@ from datetime import datetime
 
 import core.pipeline as pipeline_module
 from tests.bench import synthetic
+from tests.fakes import FixedClock
 from tests.llm_server import FakeLLMServer
 
 NOW = datetime(2025, 7, 2, 10, 0)
@@ -73,17 +74,6 @@ MESSAGES = [
     "thanks!",
     "ok",
 ]
-
-
-class FixedClock:
-    """`now` pinned, so periods in the messages fall on the synthetic timeline."""
-
-    def __init__(self, moment: datetime):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned moment."""
-        return self.moment
 
 
 class Breakdown:

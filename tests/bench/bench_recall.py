@@ -28,22 +28,15 @@ from pathlib import Path
 from core.recall.archive_search import search_archive
 from core.recall.timeparse import parse_period
 from tests.bench import recall_set, synthetic
+from tests.fakes import FixedClock
 
 MODES = ("hybrid", "vector", "lexical")
 KS = (5, 10)
 
 
-class FixedClock:
-    """`now` pinned to the set's NOW."""
-
-    def now(self):
-        """The set's NOW."""
-        return recall_set.NOW
-
-
 def prepare(home: Path, data: recall_set.RecallSet, embedder):
     """Services on `home`, archived and indexed (reused when already built)."""
-    services = synthetic.open_bench_services(home, embedder, FixedClock())
+    services = synthetic.open_bench_services(home, embedder, FixedClock(recall_set.NOW))
     if services.archive.counts()["captures"] == 0:
         start = time.perf_counter()
         synthetic.store_archive(services, data.captures, batch=len(data.captures))

@@ -17,6 +17,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 from core.archive.records import CaptureIn
 from core.memory.schema import KIND_TO_TIER
 from core.storage.models import Proposal
+from tests.fakes import FixedClock as BaseFixedClock
 
 # A Friday morning: proposals, entries and traces are dated from it.
 NOW = datetime(2025, 3, 14, 9, 30)
@@ -33,19 +34,11 @@ FACTORS = {
 }
 
 
-class FixedClock:
-    """A clock that only moves when a test moves it."""
+class FixedClock(BaseFixedClock):
+    """Pinned to this module's NOW unless told otherwise."""
 
     def __init__(self, moment: datetime = NOW):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned time."""
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        """Move time forward, e.g. advance(days=1)."""
-        self.moment += timedelta(**delta)
+        super().__init__(moment)
 
 
 # -- waiting -------------------------------------------------------------------------------

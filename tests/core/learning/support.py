@@ -10,24 +10,17 @@ from typing import Any
 from core.archive.records import CaptureIn
 from core.memory.schema import KIND_TO_TIER
 from core.pipeline import Request
+from tests.fakes import FixedClock as BaseFixedClock
 
 # A Wednesday noon; "today" for reflexion, "now" for recency and staleness.
 NOW = datetime(2025, 4, 16, 12, 0)
 
 
-class FixedClock:
-    """A clock that only moves when a test moves it."""
+class FixedClock(BaseFixedClock):
+    """Pinned to this module's NOW unless told otherwise."""
 
     def __init__(self, moment: datetime = NOW):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned time."""
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        """Move time forward, e.g. advance(days=3)."""
-        self.moment += timedelta(**delta)
+        super().__init__(moment)
 
 
 def capture(

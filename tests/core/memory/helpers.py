@@ -11,24 +11,17 @@ from typing import Any
 
 from core.archive.records import CaptureIn
 from core.memory.schema import KIND_TO_TIER
+from tests.fakes import FixedClock as BaseFixedClock
 
 # A Saturday; "hier" is Friday 14 June, "last week" is Monday 3 to Sunday 9 June.
 NOW = datetime(2024, 6, 15, 12, 0)
 
 
-class FixedClock:
-    """A clock that only moves when a test moves it."""
+class FixedClock(BaseFixedClock):
+    """Pinned to this module's NOW unless told otherwise."""
 
     def __init__(self, moment: datetime = NOW):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned time."""
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        """Move time forward, e.g. advance(hours=25)."""
-        self.moment += timedelta(**delta)
+        super().__init__(moment)
 
 
 class ScriptedTextModel:

@@ -4,12 +4,13 @@ services wired to both, and a one-line way to send a message through the real pi
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from core.pipeline import Reply, Request
+from tests.fakes import FixedClock as BaseFixedClock
 from tests.llm_server import FakeLLMServer
 
 # A Friday morning; traces and spend are dated from it.
@@ -18,19 +19,11 @@ NOW = datetime(2025, 3, 14, 9, 30)
 MODELS = {"LITE": "fake-lite", "FLASH": "fake-flash", "PRO": "fake-pro"}
 
 
-class MovableClock:
-    """A clock that only moves when a test moves it."""
+class MovableClock(BaseFixedClock):
+    """Pinned to this module's NOW unless told otherwise."""
 
     def __init__(self, moment: datetime = NOW):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        """The pinned time."""
-        return self.moment
-
-    def advance(self, **delta: float) -> None:
-        """Move time forward, e.g. advance(hours=49)."""
-        self.moment += timedelta(**delta)
+        super().__init__(moment)
 
 
 @pytest.fixture(scope="session")
