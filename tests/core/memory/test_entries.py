@@ -10,6 +10,9 @@ from core.memory.schema import IMPORTANCE_WEIGHT, TIER_MEANING
 from core.services import Services
 from tests.core.memory.helpers import NOW, entry
 
+# Vector paths: CI runs these once more against a `chroma run` server.
+pytestmark = pytest.mark.chroma_server
+
 
 def test_saving_the_same_memory_id_again_updates_the_one_entry(services, clock):
     first = save_memory(

@@ -1,6 +1,11 @@
+import pytest
+
 from core.memory.api import save_session_context, search_session_context
 from core.services import Services
 from tests.fakes import BrokenEmbedder
+
+# Vector paths: CI runs these once more against a `chroma run` server.
+pytestmark = pytest.mark.chroma_server
 
 LEASE = (
     "Article 4 — Dépôt de garantie. À la signature du bail, le locataire verse un dépôt de "
