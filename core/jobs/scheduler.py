@@ -14,7 +14,7 @@ async def _safe(services, name: str) -> None:
     """A failing job is logged and recorded; it never stops the scheduler or the others."""
     try:
         await run_job(services, name)
-    except Exception:
+    except Exception:  # already logged with its traceback and recorded by run_job
         log.warning("job %s failed; the next run will try again", name)
 
 

@@ -134,7 +134,7 @@ class LLMClient:
         try:
             info = _litellm().get_model_info(spec.model)
             return int(info.get("max_input_tokens") or self.settings.model_context_tokens)
-        except Exception:
+        except Exception:  # unknown (local) models are normal: use the configured size
             return self.settings.model_context_tokens
 
     async def complete(
@@ -200,7 +200,7 @@ class LLMClient:
         usage = getattr(response, "usage", None)
         try:
             cost = float(_litellm().completion_cost(completion_response=response))
-        except Exception:
+        except Exception:  # a model outside LiteLLM's price map: its cost is unknown
             cost = None
         return Completion(
             tier=tier,
