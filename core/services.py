@@ -35,7 +35,10 @@ class Services:
     @cached_property
     def embedder(self) -> Embedder:
         """The configured embedding model (loaded lazily on first embedding)."""
-        return build_embedder(self.settings.embedder, self.settings.embedder_api_base)
+        settings = self.settings
+        return build_embedder(
+            settings.embedder, settings.embedder_api_base, settings.embedder_engine
+        )
 
     @cached_property
     def vectors(self) -> VectorIndex:

@@ -111,7 +111,8 @@ def text_figures(services, messages: int, embedder: TimedEmbedder) -> None:
     rate = tokens / embedder.seconds
     print(
         f"embedder speed        {rate:>10,.0f} tokens/s -> ceiling {rate / (tokens / messages):.0f} "
-        "messages/s for this text"
+        f"messages/s for this text (engine {embedder.inner.kernel}; "
+        "ELORA_EMBEDDER_ENGINE=bundled to compare)"
     )
 
 

