@@ -561,6 +561,33 @@ static int tok_content(const tokenizer *t, const char *text,
     return ncontent;
 }
 
+/* Elora: one query's attention over its segment for a 32-wide head. The
+ * constant width lets the compiler keep the query and the context in
+ * registers instead of re-reading and re-writing ctx for every key (the
+ * generic loop spent most of its time on those stores). k and v point at the
+ * head's columns; rows are H floats apart. */
+static void attend32(const float *RESTRICT qh, const float *RESTRICT k, const float *RESTRICT v,
+                     int H, int s0, int s1, float scale, float *RESTRICT prob, float *RESTRICT ch) {
+    float qs[32], acc[32];
+    for (int e = 0; e < 32; e++) { qs[e] = qh[e] * scale; acc[e] = 0.f; }
+    float mx = -1e30f;
+    for (int s = s0; s < s1; s++) {
+        const float *kh = k + (size_t)s * H;
+        float d = 0.f;
+        for (int e = 0; e < 32; e++) d += qs[e] * kh[e];
+        prob[s - s0] = d; mx = d > mx ? d : mx;
+    }
+    float sum = 0.f;
+    for (int s = 0; s < s1 - s0; s++) { float e = expf(prob[s] - mx); prob[s] = e; sum += e; }
+    for (int s = s0; s < s1; s++) {
+        const float *vh = v + (size_t)s * H;
+        float p = prob[s - s0];
+        for (int e = 0; e < 32; e++) acc[e] += p * vh[e];
+    }
+    float inv = 1.f / sum;
+    for (int e = 0; e < 32; e++) ch[e] = acc[e] * inv;
+}
+
 /* Elora: the layer matmuls go through the VNNI kernel when the weights were packed at load. */
 static void quantize(const e5_model *m, const float *X, int L, int nin,
                      int8_t *q, float *d, int32_t *s) {
@@ -640,6 +667,11 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                 for (int h = 0; h < NH; h++) {
                     int s0 = sstart[t], s1 = send[t];
                     const float *qh = q + (size_t)t * H + h * hd;
+                    float *ch = ctx + (size_t)t * H + h * hd;
+                    if (hd == 32) {   /* Elora: e5-small's head size, kept in registers */
+                        attend32(qh, k + h * hd, v + h * hd, H, s0, s1, scale, prob, ch);
+                        continue;
+                    }
                     float mx = -1e30f;
                     for (int s = s0; s < s1; s++) {
                         const float *kh = k + (size_t)s * H + h * hd;
@@ -650,7 +682,6 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                     float sum = 0.f;
                     for (int s = s0; s < s1; s++) { float e = expf(prob[s - s0] - mx); prob[s - s0] = e; sum += e; }
                     float inv = 1.f / sum;
-                    float *ch = ctx + (size_t)t * H + h * hd;
                     for (int e = 0; e < hd; e++) ch[e] = 0.f;
                     for (int s = s0; s < s1; s++) {
                         float p = prob[s - s0] * inv;
