@@ -214,11 +214,13 @@ typedef struct { int8_t *w; float *d; int nout, nin; } packed_t;
 
 static int pack_ok(int nout, int nin) { return nin % (2 * QK) == 0 && nout % VG == 0; }
 
-static void pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
+/* Returns 0 on success, -1 if memory ran out (nothing is left allocated). */
+static int pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
     int nb = nin / QK, np = nb / 2;
     P->nout = nout; P->nin = nin;
     P->w = (int8_t *)aligned_alloc(64, (size_t)nout * nin);
     P->d = (float *)aligned_alloc(64, (size_t)nout * nin / 2 * sizeof(float));
+    if (!P->w || !P->d) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; return -1; }
     for (int o = 0; o < nout; o++) {
         int g = o / VG, r = o % VG;
         for (int b = 0; b < nb; b++) {
@@ -234,6 +236,7 @@ static void pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
             for (int j = 0; j < 8; j++) dd[j] = scale;
         }
     }
+    return 0;
 }
 
 static void unpack_free(packed_t *P) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; }
@@ -972,6 +975,8 @@ int e5_load_sae(e5_model *m, const char *path) {
     return 0;
 }
 
+static void unpack_layers(e5_model *m);
+
 /* Elora: unpack every layer's weights for the VNNI kernel (about 21 MB for
  * e5-small), unless the CPU lacks VNNI, the shapes don't fit, or E5_NO_VNNI is set. */
 static void pack_layers(e5_model *m) {
@@ -980,16 +985,18 @@ static void pack_layers(e5_model *m) {
     const char *off = getenv("E5_NO_VNNI");
     if ((off && *off && strcmp(off, "0") != 0) || !cpu_has_vnni()) return;
     if (!pack_ok(m->H, m->H) || !pack_ok(m->FF, m->H) || !pack_ok(m->H, m->FF)) return;
+    int rc = 0;
     for (int l = 0; l < m->NL; l++) {
         layer_t *ly = &m->layers[l];
-        pack_weights(&ly->pqw, ly->qw, m->H, m->H);
-        pack_weights(&ly->pkw, ly->kw, m->H, m->H);
-        pack_weights(&ly->pvw, ly->vw, m->H, m->H);
-        pack_weights(&ly->paow, ly->aow, m->H, m->H);
-        pack_weights(&ly->pfiw, ly->fiw, m->FF, m->H);
-        pack_weights(&ly->pfow, ly->fow, m->H, m->FF);
+        rc |= pack_weights(&ly->pqw, ly->qw, m->H, m->H);
+        rc |= pack_weights(&ly->pkw, ly->kw, m->H, m->H);
+        rc |= pack_weights(&ly->pvw, ly->vw, m->H, m->H);
+        rc |= pack_weights(&ly->paow, ly->aow, m->H, m->H);
+        rc |= pack_weights(&ly->pfiw, ly->fiw, m->FF, m->H);
+        rc |= pack_weights(&ly->pfow, ly->fow, m->H, m->FF);
     }
     m->vnni = 1;
+    if (rc) unpack_layers(m);   /* out of memory: back to upstream's kernel */
 #endif
 }
 
@@ -1000,6 +1007,7 @@ static void unpack_layers(e5_model *m) {
         unpack_free(&ly->pqw); unpack_free(&ly->pkw); unpack_free(&ly->pvw);
         unpack_free(&ly->paow); unpack_free(&ly->pfiw); unpack_free(&ly->pfow);
     }
+    m->vnni = 0;
 }
 
 /* Elora: which matmul kernel this model runs (for diagnostics). */

@@ -31,7 +31,7 @@ from pathlib import Path
 from core.archive.records import CaptureIn
 from core.archive.store import embedding_text
 from core.importers.runner import prepare, run
-from tests.bench.synthetic import bench_home, chatter, open_bench_services
+from tests.bench.synthetic import bench_home, chatter, local_embedder, open_bench_services
 from tests.bench.telegram_export import telegram_export
 
 
@@ -164,9 +164,8 @@ def main() -> None:
             f"generated {path.stat().st_size / 1e6:.1f} MB export in "
             f"{time.perf_counter() - started:.1f} s"
         )
-        from core.embeddings import LocalE5Embedder
 
-        services = open_bench_services(home, embedder=TimedEmbedder(LocalE5Embedder()))
+        services = open_bench_services(home, embedder=TimedEmbedder(local_embedder()))
         try:
             bench_import(services, path, args.profile)
             bench_capture(services, args.captures)

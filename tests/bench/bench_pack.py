@@ -292,9 +292,9 @@ def main(argv: list[str] | None = None) -> None:
     message_sizes = [int(x) for x in args.messages.split(",")]
     entry_sizes = sorted(int(x) for x in args.entries.split(","))
 
-    from core.embeddings import LocalE5Embedder
+    from tests.bench.synthetic import local_embedder
 
-    embedder = LocalE5Embedder()
+    embedder = local_embedder()
     vectors_kind = (
         "resampled e5 vectors (--fast-vectors)"
         if args.fast_vectors

@@ -302,13 +302,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the tmp home")
     args = parser.parse_args(argv)
 
-    from core.embeddings import LocalE5Embedder
+    from tests.bench.synthetic import local_embedder
 
     server = FakeLLMServer().start()
     # The extraction prompt expects JSON; an empty list keeps learning quiet but real.
     server.default_text = '{"candidates": []}'
     configure_models(server, args.extractor)
-    embedder = LocalE5Embedder()
+    embedder = local_embedder()
     vectors_kind = "random unit vectors" if args.fast_vectors else "real e5 passage embeddings"
     print(f"stored vectors: {vectors_kind}; query and capture vectors: real e5")
     print(f"cpus: {os.cpu_count()}  load average: {os.getloadavg()}")

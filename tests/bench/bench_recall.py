@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--misses", action="store_true", help="list hybrid@10 misses")
     args = parser.parse_args(argv)
 
-    from core.embeddings import LocalE5Embedder
+    from tests.bench.synthetic import local_embedder
 
     data = recall_set.build(background=args.background, seed=args.seed)
     if args.home:
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         (args.home / "identity.md").write_text(synthetic.IDENTITY, encoding="utf-8")
         os.environ["ELORA_HOME"] = str(args.home)
     with nullcontext(args.home) if args.home else synthetic.bench_home() as home:
-        services = prepare(home, data, LocalE5Embedder())
+        services = prepare(home, data, local_embedder())
         results = evaluate(services, data)
         services.close()
     table(results, "all questions")

