@@ -96,7 +96,7 @@ def run_checks(services) -> Report:
         report.embedder["dim"] = int(vector.shape[0])
         report.embedder["query_ms"] = round((time.perf_counter() - started) * 1000, 1)
         kernel = getattr(embedder, "kernel", None)
-        report.embedder["kernel"] = kernel
+        report.embedder["engine"] = kernel
         engine = f", engine {kernel}" if kernel else ""
         report.checks.append(
             Check("embedder", True, f"{embedder.name} ({vector.shape[0]} dims{engine})")

