@@ -15,16 +15,22 @@ if TYPE_CHECKING:
 def record_feedback(
     services: Services, chat_id: str, signal: str, trace_id: str | None = None
 ) -> float:
-    """Attach feedback to a reply (the chat's last one by default); return the updated p."""
+    """Attach feedback to a reply (the chat's last one by default); return the updated p.
+
+    A reply counts once per signal: the same 👍 given again (a reaction removed and re-added,
+    a reaction and a button) changes nothing.
+    """
     if signal not in FEEDBACK:
         raise InvalidInput(f"unknown feedback {signal!r}; use one of {', '.join(FEEDBACK)}")
     trace = services.traces.get(trace_id) if trace_id else services.traces.last_for_chat(chat_id)
     if trace is None:
         raise NotFound(f"no reply to give feedback on in chat {chat_id}")
+    dimension = (trace.classification or {}).get("intent", "task")
     with services.db.session(write=True) as session:
         row = session.get(Trace, trace.rowid)
+        if any(event.get("signal") == signal for event in row.feedback):
+            return services.profile.effective(dimension)
         event = {"signal": signal, "at": services.clock.now().isoformat()}
         row.feedback = [*row.feedback, event]
         session.add(row)
-    dimension = (trace.classification or {}).get("intent", "task")
     return services.profile.record(dimension, signal)

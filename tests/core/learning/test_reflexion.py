@@ -186,3 +186,15 @@ async def test_feedback_moves_the_capability_profile_of_the_requests_kind(servic
     assert services.profile.effective(dimension) == pytest.approx(0.52)
     signals = [f["signal"] for f in services.traces.get(reply.trace_id).feedback]
     assert signals == ["down", "up"]
+
+
+async def test_the_same_feedback_twice_on_a_reply_counts_once(services):
+    reply = await ask(services, "Plan my Thursday around the Nordhaven demo", chat_id="c9")
+    dimension = reply.classification.intent
+
+    first = record_feedback(services, "c9", "up", trace_id=reply.trace_id)
+    again = record_feedback(services, "c9", "up", trace_id=reply.trace_id)
+
+    assert first == again == pytest.approx(0.6)  # 0.5 + 0.2 × (1 − 0.5), once
+    assert services.profile.effective(dimension) == pytest.approx(0.6)
+    assert [f["signal"] for f in services.traces.get(reply.trace_id).feedback] == ["up"]
