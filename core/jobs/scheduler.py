@@ -14,8 +14,8 @@ async def _safe(services, name: str) -> None:
     """A failing job is logged and recorded; it never stops the scheduler or the others."""
     try:
         await run_job(services, name)
-    except Exception:  # already logged with its traceback and recorded by run_job
-        log.warning("job %s failed; the next run will try again", name)
+    except Exception:  # run_job logged it (traceback at DEBUG) and recorded it in last runs
+        log.debug("job %s failed; the next run will try again", name)
 
 
 def start_scheduler(services, **overrides: Any):
