@@ -16,8 +16,7 @@ STALE_DAYS = 90
 
 
 def _rows(services: Services, sql: str, params: tuple = ()) -> list[tuple]:
-    with services.db.session() as session:
-        return list(session.connection().exec_driver_sql(sql, params).all())
+    return services.db.rows(sql, params)
 
 
 def audit(services: Services) -> dict[str, Any]:

@@ -19,12 +19,10 @@ class SurfaceState:
         self.services = services
 
     def _exec(self, sql: str, params: tuple = ()):
-        with self.services.db.session() as session:
-            return session.connection().exec_driver_sql(sql, params).all()
+        return self.services.db.rows(sql, params)
 
     def _write(self, sql: str, params: tuple = ()) -> int:
-        with self.services.db.session() as session:
-            return session.connection().exec_driver_sql(sql, params).rowcount
+        return self.services.db.execute(sql, params)
 
     def setting(self, surface: str, chat_id: str, key: str) -> str | None:
         """A chat setting, or None."""

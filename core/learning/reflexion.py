@@ -47,21 +47,11 @@ def _turns(services: Services, start: datetime, end: datetime):
     """Every operator turn of the period, batch after batch (no cap)."""
     offset = 0
     while True:
-        with services.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT id, text, chat_id, sent_at FROM captures WHERE role = 'user' "
-                    "AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
-                    (
-                        start.strftime("%Y-%m-%d %H:%M:%S"),
-                        end.strftime("%Y-%m-%d %H:%M:%S"),
-                        BATCH,
-                        offset,
-                    ),
-                )
-                .all()
-            )
+        rows = services.db.rows(
+            "SELECT id, text, chat_id, sent_at FROM captures WHERE role = 'user' "
+            "AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
+            (db_time(start), db_time(end), BATCH, offset),
+        )
         if not rows:
             return
         yield from rows
@@ -70,16 +60,11 @@ def _turns(services: Services, start: datetime, end: datetime):
 
 def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
     """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
-    with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT capture_id, feedback FROM traces WHERE created_at >= ? "
-                "AND created_at < ? AND capture_id IS NOT NULL AND feedback != '[]'",
-                (db_time(start), db_time(end)),
-            )
-            .all()
-        )
+    rows = services.db.rows(
+        "SELECT capture_id, feedback FROM traces WHERE created_at >= ? "
+        "AND created_at < ? AND capture_id IS NOT NULL AND feedback != '[]'",
+        (db_time(start), db_time(end)),
+    )
     return [
         capture_id
         for capture_id, feedback in rows
@@ -89,15 +74,10 @@ def _negative_feedback(services: Services, start: datetime, end: datetime) -> li
 
 def _reflected(services: Services) -> set[str]:
     """Turns a previous run already turned into a lesson (a rerun must not repeat them)."""
-    with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT j.value FROM proposals p, json_each(p.source_capture_ids) j "
-                "WHERE p.origin = 'reflexion'"
-            )
-            .all()
-        )
+    rows = services.db.rows(
+        "SELECT j.value FROM proposals p, json_each(p.source_capture_ids) j "
+        "WHERE p.origin = 'reflexion'"
+    )
     return {r[0] for r in rows}
 
 

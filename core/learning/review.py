@@ -66,26 +66,20 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
 
 def _claim(services: Services, proposal: Proposal) -> None:
     """Atomically move an open proposal to "approving"; refuse if someone decided first."""
-    with services.db.session() as session:
-        claimed = (
-            session.connection()
-            .exec_driver_sql(
-                "UPDATE proposals SET status = 'approving' WHERE rowid = ? "
-                "AND status IN ('pending', 'recommended')",
-                (proposal.rowid,),
-            )
-            .rowcount
-        )
+    claimed = services.db.execute(
+        "UPDATE proposals SET status = 'approving' WHERE rowid = ? "
+        "AND status IN ('pending', 'recommended')",
+        (proposal.rowid,),
+    )
     if claimed != 1:
         raise InvalidInput(f"proposal {proposal.id[:8]} was decided meanwhile")
 
 
 def _release(services: Services, proposal: Proposal) -> None:
-    with services.db.session() as session:
-        session.connection().exec_driver_sql(
-            "UPDATE proposals SET status = ? WHERE rowid = ? AND status = 'approving'",
-            (proposal.status, proposal.rowid),
-        )
+    services.db.execute(
+        "UPDATE proposals SET status = ? WHERE rowid = ? AND status = 'approving'",
+        (proposal.status, proposal.rowid),
+    )
 
 
 def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEntry:

@@ -110,6 +110,16 @@ class Database:
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
             raise
 
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Every row of one raw SQL query, in its own short transaction."""
+        with self.session() as session:
+            return list(session.connection().exec_driver_sql(sql, params).all())
+
+    def execute(self, sql: str, params: tuple = ()) -> int:
+        """Run one raw SQL statement in its own transaction; the number of rows it changed."""
+        with self.session() as session:
+            return session.connection().exec_driver_sql(sql, params).rowcount
+
     def checkpoint(self) -> None:
         """Fold the WAL back into the main file and truncate it (used after forgetting)."""
         raw = self.engine.raw_connection()  # outside any transaction, as checkpoints require
