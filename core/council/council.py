@@ -22,6 +22,7 @@ from core.council.skills import Skill, get_skill, list_skills
 from core.errors import EloraError, InvalidInput, NotFound
 from core.prompts import render
 from core.routing.client import traced_separately
+from core.routing.loop import usage_totals
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -202,11 +203,9 @@ async def _deliberate(services, seats, tier, question, rounds, transcript, usage
 
 def _trace(services, chat_id, usage, classification, error: str | None = None):
     """One "council" trace for every call of the council (its cost counts against the cap)."""
-    known = any(u["cost"] is not None for u in usage)
     return services.traces.record(
         surface="council", chat_id=chat_id, models=usage, classification=classification,
-        tokens_in=sum(u["tokens_in"] for u in usage), tokens_out=sum(u["tokens_out"] for u in usage),
-        cost=_cost(usage) if known else None, error=error[:300] if error else None,
+        error=error[:300] if error else None, **usage_totals(usage),
     )  # fmt: skip
 
 

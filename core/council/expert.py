@@ -15,6 +15,7 @@ from core.council.threads import open_thread, save_thread
 from core.errors import EloraError, InvalidInput
 from core.prompts import render
 from core.routing.client import traced_separately
+from core.routing.loop import usage_totals
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -94,9 +95,7 @@ async def _consult(services, skill, messages, prompt, tier, iterations, surface,
 
 def _trace(services, chat_id, usage, classification, error: str | None = None) -> None:
     """One "expert" trace for the consultation's calls."""
-    cost = [u["cost"] for u in usage if u["cost"] is not None]
     services.traces.record(
         surface="expert", chat_id=chat_id, models=usage, classification=classification,
-        tokens_in=sum(u["tokens_in"] for u in usage), tokens_out=sum(u["tokens_out"] for u in usage),
-        cost=round(sum(cost), 8) if cost else None, error=error[:300] if error else None,
+        error=error[:300] if error else None, **usage_totals(usage),
     )  # fmt: skip

@@ -33,18 +33,27 @@ class RouteResult:
     @property
     def tokens_in(self) -> int:
         """Prompt tokens over every call."""
-        return sum(c["tokens_in"] for c in self.calls)
+        return usage_totals(self.calls)["tokens_in"]
 
     @property
     def tokens_out(self) -> int:
         """Completion tokens over every call."""
-        return sum(c["tokens_out"] for c in self.calls)
+        return usage_totals(self.calls)["tokens_out"]
 
     @property
     def cost(self) -> float | None:
         """Known cost of every call; None when no call had a known price."""
-        known = [c["cost"] for c in self.calls if c["cost"] is not None]
-        return round(sum(known), 8) if known else None
+        return usage_totals(self.calls)["cost"]
+
+
+def usage_totals(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """tokens_in, tokens_out and the known cost (None when no call had a price) of model calls."""
+    known = [c["cost"] for c in calls if c.get("cost") is not None]
+    return {
+        "tokens_in": sum(c["tokens_in"] for c in calls),
+        "tokens_out": sum(c["tokens_out"] for c in calls),
+        "cost": round(sum(known), 8) if known else None,
+    }
 
 
 class Router:
