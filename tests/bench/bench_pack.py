@@ -31,6 +31,7 @@ from datetime import datetime
 import core.recall.pack as pack_module
 from core.recall.pack import build_pack
 from tests.bench import synthetic
+from tests.bench.synthetic import build_archive, percentile
 from tests.fakes import FixedClock
 
 NOW = datetime(2025, 7, 2, 10, 0)
@@ -181,13 +182,6 @@ def instrumented(services, breakdown: Breakdown):
                 setattr(owner, name, original)
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (nearest rank on sorted values; q in 0..100)."""
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[rank]
-
-
 def run_queries(services, rounds: int, profile: bool) -> dict:
     """Build a pack for every query `rounds` times; return latencies and the stage breakdown."""
     for question in QUERIES[:5]:  # warm up: model, Chroma segments, SQLite pages
@@ -258,27 +252,6 @@ def report(label: str, result: dict) -> None:
         print(f"  p95 ms by stage:           {p95s}")
 
 
-def build_archive(services, messages: int, fast: bool) -> float:
-    """Store and index `messages` synthetic captures; return the seconds it took."""
-    start = time.perf_counter()
-    captures = synthetic.random_archive(messages, seed=7, end=NOW.replace(hour=0))
-    synthetic.store_archive(services, captures)
-    if fast:
-        synthetic.fast_index_archive(services)
-    else:
-        done, last = 0, time.perf_counter()
-
-        def progress(n: int) -> None:
-            nonlocal done, last
-            done += n
-            if time.perf_counter() - last > 30:
-                last = time.perf_counter()
-                print(f"    indexed {done} chunks…", flush=True)
-
-        services.archive.index_pending(batch_size=128, on_progress=progress)
-    return time.perf_counter() - start
-
-
 def main(argv: list[str] | None = None) -> None:
     """Parse options, build each configuration in its own tmp home, and print latencies."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -312,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
                 start = time.perf_counter()
                 entry_vectors = synthetic.embed_entry_texts(services, entries, args.fast_vectors)
                 print(f"embedded {len(entries)} entries in {time.perf_counter() - start:.0f} s")
-            seconds = build_archive(services, messages, args.fast_vectors)
+            seconds = build_archive(services, messages, args.fast_vectors, NOW.replace(hour=0))
             counts = services.archive.counts()
             print(
                 f"\narchive: {counts['captures']} messages, {counts['chunks']} chunks "

@@ -36,6 +36,7 @@ from datetime import datetime
 
 import core.pipeline as pipeline_module
 from tests.bench import synthetic
+from tests.bench.synthetic import build_archive, percentile
 from tests.fakes import FixedClock
 from tests.llm_server import FakeLLMServer
 
@@ -157,13 +158,6 @@ def instrument(services, breakdown: Breakdown) -> None:
     ConversationWindow.compact = breakdown.wrap("window", counted)
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (nearest rank on sorted values; q in 0..100)."""
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[rank]
-
-
 async def run_messages(services, rounds: int, profile: bool) -> dict:
     """Send every message `rounds` times through handle(); return timings per message."""
     from core.pipeline import Request
@@ -256,27 +250,6 @@ def report(label: str, result: dict) -> float:
     return p95
 
 
-def build_archive(services, messages: int, fast: bool) -> float:
-    """Store and index `messages` synthetic captures; return the seconds it took."""
-    start = time.perf_counter()
-    captures = synthetic.random_archive(messages, seed=7, end=NOW.replace(hour=0))
-    synthetic.store_archive(services, captures)
-    if fast:
-        synthetic.fast_index_archive(services)
-    else:
-        done, last = 0, time.perf_counter()
-
-        def progress(n: int) -> None:
-            nonlocal done, last
-            done += n
-            if time.perf_counter() - last > 30:
-                last = time.perf_counter()
-                print(f"    indexed {done} chunks…", flush=True)
-
-        services.archive.index_pending(batch_size=128, on_progress=progress)
-    return time.perf_counter() - start
-
-
 def configure_models(server: FakeLLMServer, extractor: str) -> None:
     """Point every tier at the fake server (read when the bench services load settings)."""
     for tier in ("LITE", "FLASH", "PRO"):
@@ -318,7 +291,7 @@ def main(argv: list[str] | None = None) -> None:
             entries = synthetic.random_entries(args.entries, now=NOW)
             vectors = synthetic.embed_entry_texts(services, entries, args.fast_vectors)
             synthetic.insert_entries(services, entries, vectors)
-            seconds = build_archive(services, args.messages, args.fast_vectors)
+            seconds = build_archive(services, args.messages, args.fast_vectors, NOW.replace(hour=0))
             counts = services.archive.counts()
             print(
                 f"archive: {counts['captures']} messages, {counts['chunks']} chunks, "

@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -462,6 +463,30 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
     return len(rows)
 
 
+def build_archive(services: Services, messages: int, fast: bool, end: datetime) -> float:
+    """Store and index `messages` synthetic captures ending at `end`; return the seconds it took.
+
+    `fast` gives the chunks resampled vectors (see fast_index_archive) instead of embedding them.
+    """
+    start = time.perf_counter()
+    captures = random_archive(messages, seed=7, end=end)
+    store_archive(services, captures)
+    if fast:
+        fast_index_archive(services)
+    else:
+        done, last = 0, time.perf_counter()
+
+        def progress(n: int) -> None:
+            nonlocal done, last
+            done += n
+            if time.perf_counter() - last > 30:
+                last = time.perf_counter()
+                print(f"    indexed {done} chunks…", flush=True)
+
+        services.archive.index_pending(batch_size=128, on_progress=progress)
+    return time.perf_counter() - start
+
+
 def embed_entry_texts(services: Services, entries: list[dict], fast: bool, seed: int = 5):
     """Vectors for entries: real passage embeddings, or resampled ones when `fast`."""
     texts = [e["canonical_text"] for e in entries]
@@ -496,3 +521,13 @@ def insert_entries(services: Services, entries: list[dict], vectors: np.ndarray)
         with services.db.session() as session:
             session.add_all(rows)
         services.vectors.upsert("memory", uuids, vectors[i : i + UPSERT_BATCH].tolist(), meta)
+
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank on sorted values; q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[rank]

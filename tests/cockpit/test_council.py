@@ -105,4 +105,4 @@ async def test_quitting_while_the_council_sits_leaves_nothing_waiting(
         await asyncio.get_running_loop().shutdown_default_executor()
     finally:
         release.set()
-    faulthandler.cancel_dump_traceback_later()
+        faulthandler.cancel_dump_traceback_later()

@@ -113,6 +113,11 @@ class Council:
         )
 
 
+def calls(*tool_calls: dict[str, Any]) -> Reply:
+    """A reply made of tool calls only."""
+    return Reply(tool_calls=list(tool_calls))
+
+
 def seat_requests(llm, model: str = "fake-flash") -> dict[int, list[dict[str, Any]]]:
     """Participant requests by seat number, in the order each seat sent them."""
     out: dict[int, list[dict[str, Any]]] = {}

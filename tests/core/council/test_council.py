@@ -1,5 +1,7 @@
 """consult_council: a Delphi round table of anonymous experts, then a synthesis."""
 
+import threading
+
 import pytest
 
 from core.council.council import CouncilError, consult_council, parse_synthesis
@@ -16,6 +18,7 @@ from tests.core.council.support import (
     distillation_requests,
     forge_panel,
     instructions_of,
+    seat_of,
     seat_requests,
     synthesis_requests,
     texts,
@@ -190,11 +193,31 @@ async def test_more_than_five_rounds_runs_five_and_says_so(services, panel, llm)
 
 
 async def test_every_call_of_a_round_runs_concurrently(services, panel, llm):
-    llm.responder = Council(delay=0.4)
+    # Each seat's request waits at a barrier that opens only once all three are in flight
+    # together: the round completes cleanly only if its calls truly run concurrently.
+    council = Council()
+    barrier = threading.Barrier(3, timeout=10)
+    met: list[int] = []
 
-    await consult_council(services, QUESTION, TRIO, rounds=1)
+    def responder(body):
+        seat = seat_of(body)
+        if seat is not None:
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                return Reply(status=500)
+            met.append(seat)
+        return council(body)
 
-    assert llm.max_active >= 3
+    llm.responder = responder
+
+    transcript = await consult_council(services, QUESTION, TRIO, rounds=1)
+
+    assert sorted(met) == [1, 2, 3]
+    assert not barrier.broken
+    (record,) = transcript["rounds"]
+    assert record["failures"] == []
+    assert len(record["contributions"]) == 3
 
 
 # -- failures -------------------------------------------------------------------------------
@@ -224,9 +247,9 @@ async def test_a_rate_limited_participant_is_noted_and_the_others_go_on(services
 async def test_a_participant_that_times_out_is_noted_and_the_synthesis_still_comes(
     make_services, llm
 ):
-    services = make_services(LLM_TIMEOUT_SECONDS="0.3")
+    services = make_services(LLM_TIMEOUT_SECONDS="1")
     forge_panel(services)
-    llm.responder = Council(special={(1, 1): Reply(text="too late", delay=1.0)})
+    llm.responder = Council(special={(1, 1): Reply(text="too late", delay=4.0)})
 
     transcript = await consult_council(services, QUESTION, TRIO[:2], rounds=1)
 

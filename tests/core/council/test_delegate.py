@@ -7,17 +7,12 @@ from core.council.delegate import delegate_to_subagent
 from core.council.threads import list_sub_chats
 from core.errors import NotFound, ProviderError
 from core.memory.api import remember
-from tests.core.council.support import texts
+from tests.core.council.support import calls, texts
 from tests.core.routing.support import tool_names, tool_results
 from tests.llm_server import Reply, tool
 
 TASK = "Find when the lease of the flat ends."
 INSTRUCTIONS = "You are a careful PARALEGAL-BRAVO; cite the memory id you used."
-
-
-def calls(*tool_calls) -> Reply:
-    """A reply made of tool calls only."""
-    return Reply(tool_calls=list(tool_calls))
 
 
 async def test_the_subagent_searches_memory_and_reads_the_result(services, llm):

@@ -5,9 +5,9 @@ import pytest
 from core.council.expert import consult_expert
 from core.council.skills import get_skill
 from core.council.tools import operator_asked_for_council
-from tests.core.council.support import SYNTHESIS, Council, seat_requests
+from tests.core.council.support import SYNTHESIS, Council, calls, seat_requests
 from tests.core.routing.support import ask, tool_names, tool_results
-from tests.llm_server import Reply, tool
+from tests.llm_server import tool
 
 PLAIN = "What is the capital of France?"
 ASKED = "Ask the council: should I buy a flat?"
@@ -15,11 +15,6 @@ COUNCIL_CALL = tool(
     "consult_council", question="Should the operator buy a flat?",
     participants=["alpha-economist", "beta-urbanist"], rounds=1,
 )  # fmt: skip
-
-
-def calls(*tool_calls) -> Reply:
-    """A reply made of tool calls only."""
-    return Reply(tool_calls=list(tool_calls))
 
 
 async def test_a_plain_question_at_lite_is_not_offered_the_council(services, llm):

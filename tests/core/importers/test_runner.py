@@ -8,25 +8,10 @@ import zipfile
 import pytest
 
 from core.config import load_settings
-from core.embeddings import LocalE5Embedder
-from core.errors import EmbedderError, ImportFormatError
+from core.errors import ImportFormatError
 from core.importers.runner import import_paths, prepare, run
 from tests.core.importers.helpers import EXAMPLES, rows, tg_chat, tg_export, tg_message
-
-
-class UnreachableEmbedder:
-    """The configured model, unreachable: every embedding call fails as a real outage would."""
-
-    name, dim = LocalE5Embedder.name, LocalE5Embedder.dim
-
-    def embed_query(self, text):
-        raise EmbedderError("embedding model unreachable")
-
-    def embed_passages(self, texts):
-        raise EmbedderError("embedding model unreachable")
-
-    def calibrate(self, similarity):
-        return similarity
+from tests.fakes import BrokenEmbedder
 
 
 def _counts(services) -> tuple[int, int, int]:
@@ -166,7 +151,7 @@ def test_an_unreachable_embedder_leaves_chunks_pending_not_lost(home, embedder, 
 
     messages = [tg_message(i, f"note {i}") for i in range(1, 4)]
     path = write_json("result.json", tg_export(tg_chat(1, messages)))
-    broken = Services(load_settings(), embedder=UnreachableEmbedder())
+    broken = Services(load_settings(), embedder=BrokenEmbedder())
     try:
         report = import_paths(broken, [path])
     finally:
