@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 
 from telegram import Update
@@ -27,6 +28,7 @@ async def on_document(update: Update, context: EloraContext) -> None:
         return
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
     message = update.effective_message
+    private = await asyncio.to_thread(services.surfaces.is_private, "telegram", chat_id)
     async with typing(update, context):
         file = await document.get_file()
         data = bytes(await file.download_as_bytearray())
@@ -34,16 +36,16 @@ async def on_document(update: Update, context: EloraContext) -> None:
             register = await ingest_document(
                 services, surface="telegram", chat_id=chat_id, user_id=user_id,
                 name=document.file_name or "document", data=data, sent_at=message.date,
-                message_id=str(message.message_id), caption=message.caption,
-                private=services.surfaces.is_private("telegram", chat_id),
+                message_id=str(message.message_id), caption=message.caption, private=private,
             )  # fmt: skip
         except InvalidInput as exc:
             await message.reply_text(context.say(update, "doc_rejected", reason=str(exc)))
             return
-        # The register joins the conversation window, so later questions can search the file.
-        services.window("telegram", chat_id, user_id).append(
-            "user", register.render(), register.capture_id
-        )
+        if not private:
+            # The register joins the conversation window, so later questions can search the
+            # file. A private chat keeps no turns: the register only goes with its caption.
+            window = services.window("telegram", chat_id, user_id)
+            await asyncio.to_thread(window.append, "user", register.render(), register.capture_id)
         caption = (message.caption or "").strip()
         if not caption:
             await message.reply_text(
@@ -52,5 +54,6 @@ async def on_document(update: Update, context: EloraContext) -> None:
                 parse_mode=ParseMode.HTML,
             )  # fmt: skip
             return
-        reply = await services.assistant.handle(request_from(update, context, caption))
+        extra = {"extra_context": register.render()} if private else {}
+        reply = await services.assistant.handle(request_from(update, context, caption, **extra))
     await send_reply(update, context, reply.text, reply.trace_id)

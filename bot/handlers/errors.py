@@ -15,9 +15,13 @@ log = logging.getLogger(__name__)
 async def on_error(update: object, context: EloraContext) -> None:
     """Polling trouble is retried by the updater; a failed update gets an apology."""
     error = context.error
+    if isinstance(error, RetryAfter):
+        # Flood control: an apology now would only hit the same limit.
+        log.warning("Telegram flood control, no apology sent: %s", error)
+        return
     # BadRequest is a NetworkError too, but it means Telegram refused what we sent: a bug to
     # see in full, and a user who got no answer.
-    network = isinstance(error, RetryAfter | NetworkError) and not isinstance(error, BadRequest)
+    network = isinstance(error, NetworkError) and not isinstance(error, BadRequest)
     if isinstance(error, BadRequest) and "not modified" in str(error).lower():
         log.info("nothing to change: %s", error)  # e.g. the same button pressed twice
         return

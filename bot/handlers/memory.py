@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import uuid
 
@@ -42,7 +43,7 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = services.memory.get(arg)
+    entry = await asyncio.to_thread(services.memory.get, arg)
     if entry is not None:
         token = _offer(context, [entry.memory_id])
         await update.effective_message.reply_text(
@@ -51,7 +52,7 @@ async def forget(update: Update, context: EloraContext) -> None:
             parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, token, 0),
         )  # fmt: skip
         return
-    hits, _ = services.memory.search(arg, limit=PICKS)
+    hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
     if not hits:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
@@ -87,7 +88,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = context.services.memory.get(memory_id)
+        entry = await asyncio.to_thread(context.services.memory.get, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
@@ -101,7 +102,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
     from core.memory.api import forget_memory
 
     try:
-        forget_memory(context.services, memory_id)
+        await asyncio.to_thread(forget_memory, context.services, memory_id)
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
         return

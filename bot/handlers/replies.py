@@ -24,16 +24,18 @@ async def typing(update: Update, context: EloraContext):
     chat = update.effective_chat
 
     async def show() -> None:
-        with contextlib.suppress(Exception):  # an indicator is never worth failing a reply
+        try:
             await context.bot.send_chat_action(chat.id, ChatAction.TYPING)
+        except Exception as exc:  # best effort: an indicator is never worth failing a reply
+            log.debug("could not show typing in chat %s: %s", chat.id, exc)
 
     async def keep_typing():
         while True:
             await asyncio.sleep(TYPING_EVERY)
             await show()
 
-    # Shown before the block starts: its first steps (archiving, embedding) may hold the event
-    # loop for a while before anything else gets a turn.
+    # Shown at once, so the user sees the bot at work from the start; the repeats then keep it
+    # up until the block finishes.
     if chat:
         await show()
     task = asyncio.create_task(keep_typing()) if chat else None

@@ -177,6 +177,27 @@ async def test_a_file_sent_in_private_mode_is_usable_but_not_archived(bot, llm, 
 
     assert scalar(services, "SELECT count(*) FROM captures") == 0
     assert scalar(services, "SELECT count(*) FROM session_chunks") > 1
+    assert services.window("telegram", "42", "42").turns() == []
+
+
+async def test_a_captioned_file_in_private_mode_is_answered_without_keeping_a_turn(
+    bot, llm, telegram, services
+):
+    await bot.say("/private on")
+    telegram.add_file("bail-3", LEASE.encode())
+    llm.answer_when("Summarise part 1 of 1", SUMMARY)
+    llm.answer_when("Quel est le dépôt", "1 700 euros.")
+
+    bot.push(updates.document("bail-3", "bail.md", len(LEASE.encode()), "text/markdown",
+                              caption="Quel est le dépôt de garantie ?"))  # fmt: skip
+    answer = (await bot.replies(42, 2))[1]
+
+    assert answer["text"] == "1 700 euros."
+    shown = request_text(llm.answers()[-1])
+    assert re.search(r"source_id U42_C42_T\d+ · bail\.md · \d+ bytes", shown)
+    assert SUMMARY in shown
+    assert scalar(services, "SELECT count(*) FROM captures") == 0
+    assert services.window("telegram", "42", "42").turns() == []
 
 
 def test_ask_with_a_file_sends_the_register_not_the_file(bot_env, llm, tmp_path, capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from telegram.error import RetryAfter
 
 from bot.i18n import TEXTS
 from core.logs import setup_logging
@@ -82,3 +83,19 @@ async def test_a_failing_handler_apologises_and_logs_the_traceback_without_secre
     # The apology says the message is saved: it is.
     assert scalar(services, "SELECT count(*) FROM captures WHERE text = ?",
                   "Qu'est-ce que je fais demain ?") == 1  # fmt: skip
+
+
+async def test_flood_control_gets_no_apology_that_would_hit_the_same_limit(
+    bot, llm, telegram, monkeypatch, caplog
+):
+    def flooded(*args, **kwargs):
+        raise RetryAfter(30)
+
+    monkeypatch.setattr("core.pipeline.build_pack", flooded)
+
+    bot.push(updates.message("Qu'est-ce que je fais demain ?"))
+    await bot.settle()
+
+    texts = [m["text"] for m in telegram.messages(42)]
+    assert TEXTS["fr"]["apology"] not in texts
+    assert "Telegram flood control" in caplog.text
