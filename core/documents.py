@@ -6,6 +6,7 @@ whole file, and asks for details with search_session_context(source_id, query).
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 from dataclasses import dataclass
@@ -101,26 +102,27 @@ async def ingest_document(
     private: bool = False,
 ) -> DocumentRegister:
     """Capture a file verbatim (not in a private chat), index it in session memory and distil
-    it (map-reduce)."""
+    it (map-reduce). Extraction, capture and indexing run in a thread: the caller's event loop
+    keeps serving other chats."""
     settings = services.settings
     if len(data) > settings.max_document_bytes:
         raise InvalidInput(
             f"{name} is {len(data) / 1e6:.1f} MB; the limit is {settings.max_document_bytes / 1e6:.0f} MB"
         )
-    text = extract_text(name, data, settings.max_document_chars)
+    text = await asyncio.to_thread(extract_text, name, data, settings.max_document_chars)
     now = services.clock.now()
     source_id = f"U{user_id}_C{chat_id}_T{int(now.timestamp())}"
     capture_id = None
     if not private:
-        capture_id = services.archive.capture(
-            CaptureIn(
-                surface=surface, chat_id=chat_id, user_id=user_id, message_id=message_id,
-                text=text, sent_at=sent_at or now, sender=None, role="user", kind="document",
-                media={"file_name": name, "size": len(data), "caption": caption},
-                provenance={"source_id": source_id},
-            )
-        ).id  # fmt: skip
-    chunks = services.session_memory.save(user_id, chat_id, source_id, text)
+        capture = CaptureIn(
+            surface=surface, chat_id=chat_id, user_id=user_id, message_id=message_id,
+            text=text, sent_at=sent_at or now, sender=None, role="user", kind="document",
+            media={"file_name": name, "size": len(data), "caption": caption},
+            provenance={"source_id": source_id},
+        )  # fmt: skip
+        capture_id = (await asyncio.to_thread(services.archive.capture, capture)).id
+    save = services.session_memory.save
+    chunks = await asyncio.to_thread(save, user_id, chat_id, source_id, text)
     distillation = await _distil(services, name, text)
     return DocumentRegister(source_id, name, len(data), len(text), chunks, distillation, capture_id)
 
