@@ -13,7 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlmodel import col, select
+
 from core.errors import InvalidInput
+from core.storage.models import Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -218,10 +221,25 @@ def _open_edit(services: Services, candidate) -> str | None:
     """An open mirror proposal already carrying exactly this edit (imports are repeatable)."""
     fields = ("text", "kind", "tier", "scope", "topics", "importance", "confidence")
     wanted = candidate.model_dump(mode="json")
-    for proposal in services.proposals.list(("pending", "recommended"), limit=10_000):
-        same_target = proposal.origin == "markdown" and proposal.memory_id == candidate.memory_id
-        if same_target and all(proposal.candidate.get(f) == wanted[f] for f in fields):
-            return proposal.id
+    target = (
+        col(Proposal.memory_id).is_(None)
+        if candidate.memory_id is None
+        else Proposal.memory_id == candidate.memory_id
+    )
+    stmt = (
+        select(Proposal.id, Proposal.candidate)
+        .where(
+            Proposal.origin == "markdown",
+            target,
+            col(Proposal.status).in_(("pending", "recommended")),
+        )
+        .order_by(col(Proposal.total).desc().nulls_last(), col(Proposal.created_at).desc())
+    )
+    with services.db.session() as session:
+        rows = session.exec(stmt).all()
+    for proposal_id, proposed in rows:
+        if all((proposed or {}).get(f) == wanted[f] for f in fields):
+            return proposal_id
     return None
 
 

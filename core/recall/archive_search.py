@@ -149,9 +149,18 @@ def _nearest(services, query_vector, fetch, window, chat_id) -> dict[str, float]
     """
     bounded = window is not None and (window.start is not None or window.end is not None)
     if bounded:
-        inside, total = _window_counts(services, window, chat_id)
-        if inside <= min(EXACT_MAX, total / EXACT_RATIO):
-            return _exact(services, query_vector, fetch, _window_ids(services, window, chat_id))
+        # One capped query answers "is the window small?" and yields its ids when it is; the
+        # archive is counted only when the ratio or the probe decision needs it.
+        ids = _window_ids(services, window, chat_id, EXACT_MAX + 1)
+        if not ids:
+            return {}
+        inside, total = len(ids), None
+        if inside <= EXACT_MAX:
+            total = _chunk_count(services)
+            if inside <= total / EXACT_RATIO:
+                return _exact(services, query_vector, fetch, ids)
+        elif chat_id is None:
+            inside, total = _window_counts(services, window, chat_id)
         if chat_id is None and inside * 2 >= total:
             probe = fetch * PROBE_FACTOR
             hits = services.vectors.query("archive", query_vector.tolist(), probe)
@@ -198,20 +207,32 @@ def _window_sql(window: TimeWindow, chat_id: str | None) -> tuple[str, list]:
 
 
 def _window_counts(services, window: TimeWindow, chat_id: str | None) -> tuple[int, int]:
-    """How many chunks the window selects, and how many the archive holds."""
+    """How many chunks the window selects, and how many the archive holds (one query)."""
     sql, params = _window_sql(window, chat_id)
     with services.db.session() as session:
-        conn = session.connection()
-        inside = conn.exec_driver_sql(f"SELECT count(*) {sql}", tuple(params)).scalar_one()
-        total = conn.exec_driver_sql("SELECT count(*) FROM chunks").scalar_one()
-    return inside, total
+        row = (
+            session.connection()
+            .exec_driver_sql(
+                f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)", tuple(params)
+            )
+            .one()
+        )
+    return row[0], row[1]
 
 
-def _window_ids(services, window: TimeWindow, chat_id: str | None) -> list[str]:
-    """Ids of the chunks the window selects."""
+def _chunk_count(services) -> int:
+    """How many chunks the archive holds."""
+    with services.db.session() as session:
+        return session.connection().exec_driver_sql("SELECT count(*) FROM chunks").scalar_one()
+
+
+def _window_ids(services, window: TimeWindow, chat_id: str | None, limit: int) -> list[str]:
+    """Ids of (at most `limit` of) the chunks the window selects."""
     sql, params = _window_sql(window, chat_id)
     with services.db.session() as session:
-        rows = session.connection().exec_driver_sql(f"SELECT id {sql}", tuple(params)).all()
+        rows = (
+            session.connection().exec_driver_sql(f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
+        )
     return [r[0] for r in rows]
 
 

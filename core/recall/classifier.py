@@ -60,9 +60,15 @@ _HARD = re.compile(
 )
 
 
-def _cue(words: str) -> re.Pattern:
-    """Whole words (with the plural/conjugated endings written out), never bare prefixes."""
-    return re.compile(r"\b(" + "|".join(words.split()) + r")\b")
+def _cue(words: str, phrases: tuple[str, ...] = ()) -> re.Pattern:
+    """Whole words (with the plural/conjugated endings written out), never bare prefixes.
+
+    `words` is split on whitespace; each of `phrases` is matched as a whole, so "il y a" does
+    not shrink to "il" (which "qu'il faut" would match).
+    """
+    alternatives = [re.escape(w) for w in words.split()]
+    alternatives += [r"\s+".join(re.escape(w) for w in p.split()) for p in phrases]
+    return re.compile(r"\b(" + "|".join(alternatives) + r")\b")
 
 
 _TIER_CUES: dict[str, re.Pattern] = {
@@ -74,12 +80,14 @@ _TIER_CUES: dict[str, re.Pattern] = {
     "procedural": _cue(
         "rule rules always never procedure process decided decision decisions constraint "
         "constraints must regle regles toujours jamais dois-je faut-il decide decidee contrainte "
-        "contraintes interdit interdite"
+        "contraintes interdit interdite",
+        phrases=("should i", "how do i usually"),
     ),
     "episodic": _cue(
         "when date yesterday last ago happened appointment appointments meeting meetings event "
-        "events trip moved quand hier dernier derniere il rendez-vous reunion reunions evenement "
-        "voyage demenage demenagement demenager"
+        "events trip moved quand hier dernier derniere rendez-vous reunion reunions evenement "
+        "voyage demenage demenagement demenager",
+        phrases=("il y a",),
     ),
     "environment": _cue(
         "server servers tool tools command commands terminal build deploy deployment error errors "

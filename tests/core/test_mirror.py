@@ -174,6 +174,27 @@ def test_importing_the_same_edit_twice_files_one_proposal(memory, tmp_path, caps
     assert len(memory.proposals.list()) == 1
 
 
+def test_only_an_open_mirror_proposal_with_the_same_edit_is_reused(memory, tmp_path, capsys):
+    out = tmp_path / "mirror"
+    export(out)
+    path = out / "entries/global/semantic/active/fact.home-lyon.md"
+    original = path.read_text()
+    path.write_text(original.replace("Croix-Rousse", "les Pentes", 1))
+    capsys.readouterr()
+    assert main(["import-markdown", str(out), "--json"]) == 0
+    [first] = json.loads(capsys.readouterr().out)["proposals"]
+
+    path.write_text(original.replace("Croix-Rousse", "Vieux Lyon", 1))
+    assert main(["import-markdown", str(out), "--json"]) == 0
+    [other] = json.loads(capsys.readouterr().out)["proposals"]
+    review.reject(memory, other)
+    assert main(["import-markdown", str(out), "--json"]) == 0
+    [again] = json.loads(capsys.readouterr().out)["proposals"]
+
+    assert len({first, other, again}) == 3
+    assert {p.id for p in memory.proposals.list()} == {first, again}
+
+
 def test_an_unedited_mirror_imports_as_unchanged(memory, tmp_path, capsys):
     out = tmp_path / "mirror"
     export(out)

@@ -71,6 +71,36 @@ def test_heuristics_pick_the_tiers_worth_searching(message, tier):
     assert tier in classify(message, NOW).tiers
 
 
+@pytest.mark.parametrize("message", ["Qu'est-ce qu'il faut acheter", "Il faut acheter du pain"])
+def test_a_bare_il_is_not_an_episodic_cue(message):
+    assert "episodic" not in classify(message, NOW).tiers
+
+
+def test_a_question_with_il_gets_the_broad_default_not_an_episodic_cue():
+    cueless = classify("Qu'est-ce que tu penses de ce film ?", NOW)
+
+    result = classify("Qu'est-ce qu'il faut acheter ?", NOW)
+
+    assert (result.memory_need, result.tiers) == (cueless.memory_need, cueless.tiers)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Il y a eu un souci avec le bail ?",
+        "Il y a un moment, on a parlé de quoi ?",
+        "Il y a deux semaines, j'ai vu quel film ?",
+    ],
+)
+def test_il_y_a_is_an_episodic_cue(message):
+    assert classify(message, NOW).tiers == ["episodic"]
+
+
+@pytest.mark.parametrize("message", ["should I take the train?", "How do I usually pay the rent?"])
+def test_should_i_and_how_do_i_usually_are_procedural_cues(message):
+    assert classify(message, NOW).tiers == ["procedural"]
+
+
 def test_chitchat_searches_no_tier():
     assert classify("Bonne nuit !", NOW).tiers == []
 

@@ -186,3 +186,32 @@ def test_without_embeddings_entries_saved_meanwhile_are_still_recalled(broken):
 
     assert pack.degraded
     assert "fact.bike-lock" in pack.item_ids()
+
+
+@pytest.mark.parametrize(
+    ("exact_max", "exact_ratio", "chat_id"),
+    [
+        (500, 1, None),  # a small window: its chunks are scored exactly
+        (500, 1, "42"),
+        (500, 10_000, None),  # small, but a large share of a small archive: probe unfiltered
+        (1, 1, None),  # over the cap: counted, then probed unfiltered
+        (1, 1, "42"),  # over the cap in one chat: Chroma's filter
+    ],
+)
+def test_a_window_finds_the_same_chunks_whichever_way_it_is_searched(
+    services, archive, monkeypatch, exact_max, exact_ratio, chat_id
+):
+    from core.recall import archive_search
+    from core.recall.timeparse import TimeWindow
+
+    window = TimeWindow("mai-juin 2024", datetime(2024, 5, 1), datetime(2024, 7, 1))
+    vector = services.embedder.embed_query("le vélo")
+    inside = archive_search._window_ids(services, window, chat_id, 10_000)
+    reference = archive_search._exact(services, vector, 10, inside)
+    monkeypatch.setattr(archive_search, "EXACT_MAX", exact_max)
+    monkeypatch.setattr(archive_search, "EXACT_RATIO", exact_ratio)
+
+    found = archive_search._nearest(services, vector, 10, window, chat_id)
+
+    assert reference and set(found) == set(reference)
+    assert found == pytest.approx(reference, abs=1e-4)
