@@ -6,13 +6,14 @@ Every surface (CLI, Telegram, cockpit) calls `Assistant.handle`; nothing here kn
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.archive.records import CaptureIn
+from core.archive.records import CaptureIn, CaptureResult
 from core.errors import EloraError, NoModelConfigured, ProviderError, SpendingCapReached
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
@@ -94,10 +95,6 @@ class Assistant:
     def __init__(self, services: Services):
         self.services = services
         self.settings = services.settings
-        # Every model call of a request (classifier, answer, distillation, learning) obeys the
-        # daily cap, not only the routing loop's.
-        if getattr(services.llm, "spend", False) is None:
-            services.llm.spend = services.spend
         self._pending: set[asyncio.Future] = set()
 
     async def handle(self, request: Request) -> Reply:
@@ -109,10 +106,13 @@ class Assistant:
         started = time.perf_counter()
         services = self.services
         calls_token = CALLS.set([])
+        chunk_ids: list[str] = []  # this exchange's chunks, embedded after the reply
         try:
             capture_id = None
             if not request.private:
-                capture_id = await asyncio.to_thread(self._capture, request, "user", request.text)
+                captured = await asyncio.to_thread(self._capture, request, "user", request.text)
+                capture_id = captured.id
+                chunk_ids.extend(captured.chunk_ids)
             llm = services.llm if configured(self.settings) else None
             classification = await self._classify(request.text, llm)
             pack = await asyncio.to_thread(
@@ -131,23 +131,30 @@ class Assistant:
             else:
                 await self._answer(request, reply, llm)
             if reply.status == "answered" and not request.private:
-                await asyncio.to_thread(self._remember_turn, request, capture_id, reply.text)
+                chunk_ids.extend(
+                    await asyncio.to_thread(self._remember_turn, request, capture_id, reply.text)
+                )
             reply.learning = await self._learn(request, capture_id, reply)
             reply.trace_id = await asyncio.to_thread(
                 self._trace, request, reply, started, list(CALLS.get() or [])
             )
         finally:
             CALLS.reset(calls_token)
-        if not request.private:
-            self._in_background(asyncio.to_thread(services.archive.index_pending))
+        if chunk_ids:
+            # Only this exchange's chunks: an older backlog (e.g. after an embedder change) is
+            # the index-pending job's work and must not hold up drain() or forget.
+            index = functools.partial(services.archive.index_pending, chunk_ids=chunk_ids)
+            self._in_background(asyncio.to_thread(index))
         return reply
 
-    def _remember_turn(self, request: Request, capture_id: str | None, answer: str) -> None:
-        """Archive the answer and add both turns to the persisted conversation window."""
+    def _remember_turn(self, request: Request, capture_id: str | None, answer: str) -> list[str]:
+        """Archive the answer and add both turns to the persisted conversation window; return
+        the answer's new chunk ids."""
         reply_capture = self._capture(request, "assistant", answer)
         window = self.services.window(request.surface, request.chat_id, request.user_id)
         window.append("user", request.text, capture_id)
-        window.append("assistant", answer, reply_capture)
+        window.append("assistant", answer, reply_capture.id)
+        return list(reply_capture.chunk_ids)
 
     def _in_background(self, coroutine) -> None:
         """Run after the reply; kept referenced so it finishes (drain() waits for it)."""
@@ -176,7 +183,7 @@ class Assistant:
             guess.reasons.append(f"model classifier unavailable ({type(exc).__name__})")
             return guess
 
-    def _capture(self, request: Request, role: str, text: str) -> str | None:
+    def _capture(self, request: Request, role: str, text: str) -> CaptureResult:
         item = CaptureIn(
             surface=request.surface,
             chat_id=request.chat_id,
@@ -189,7 +196,7 @@ class Assistant:
             provenance=request.provenance if role == "user" else {"reply_to": request.message_id},
         )
         # Indexed after the reply (see handle): the embedding is not on the answer's path.
-        return self.services.archive.capture(item, index=False).id
+        return self.services.archive.capture(item, index=False)
 
     async def _answer(self, request: Request, reply: Reply, llm) -> None:
         services = self.services

@@ -97,10 +97,14 @@ class Services:
 
     @cached_property
     def llm(self):
-        """The LLM client (LiteLLM is imported on its first call)."""
+        """The LLM client (LiteLLM is imported on its first call).
+
+        Every call through it, from any caller (pipeline, learning, council, jobs), obeys the
+        daily spending cap.
+        """
         from core.routing.client import LLMClient
 
-        return LLMClient(self.settings)
+        return LLMClient(self.settings, self.spend)
 
     @cached_property
     def spend(self):

@@ -58,6 +58,9 @@ class CaptureResult:
     id: str
     status: Literal["stored", "duplicate", "spooled"]
     indexed: bool = False
+    # The chunks this capture created (empty unless stored), so a caller that deferred
+    # indexing (`index=False`) can embed exactly these later.
+    chunk_ids: tuple[str, ...] = ()
 
     @property
     def durable(self) -> bool:

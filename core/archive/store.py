@@ -92,7 +92,7 @@ class Archive:
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
         indexed = self.index_pending(chunk_ids=chunk_ids) > 0 if index and chunk_ids else False
-        return CaptureResult(item.id, "stored", indexed=indexed)
+        return CaptureResult(item.id, "stored", indexed=indexed, chunk_ids=tuple(chunk_ids))
 
     def store_batch(self, items: list[CaptureIn], windows: bool = True) -> int:
         """Store captures in one transaction, ignoring known ones; return how many were new."""

@@ -2,6 +2,7 @@
 
 import pytest
 
+from core.errors import SpendingCapReached
 from tests.core.routing.support import ask, captures, tool_results
 from tests.llm_server import Reply, tool
 
@@ -96,3 +97,19 @@ async def test_without_a_cap_spend_is_only_recorded(make_services, llm):
 
     assert reply.status == "answered"
     assert services.spend.spent_today() > 5.0
+
+
+async def test_at_the_cap_a_call_outside_the_pipeline_is_refused_too(make_services, llm):
+    spender = make_services(**PRICED, DAILY_SPEND_CAP="0.001")
+    llm.enqueue("gpt-4o-mini", expensive("Paris.", 0.0011))
+    await ask(spender, "What is the capital of France?")
+    sent = len(llm.requests)
+
+    # Services built anew, as `elora learn --mode model`, council or a job use them: no
+    # Assistant is ever created, and the model client still obeys the cap.
+    services = make_services(**PRICED, DAILY_SPEND_CAP="0.001")
+    with pytest.raises(SpendingCapReached):
+        await services.llm.complete_text("LITE", [{"role": "user", "content": "Hello?"}])
+
+    assert len(llm.requests) == sent
+    assert "assistant" not in vars(services)
