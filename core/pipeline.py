@@ -19,7 +19,7 @@ from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
 from core.recall.pack import EvidencePack, build_pack
 from core.routing.client import CALLS
-from core.routing.loop import Router, RouteResult
+from core.routing.loop import Router, RouteResult, usage_totals
 from core.routing.profile import dimension_of
 from core.routing.tiers import HOW_TO_CONFIGURE, configured
 from core.routing.tools import ToolBox, ToolContext
@@ -279,7 +279,6 @@ class Assistant:
     ) -> str | None:
         """Store the trace; `calls` is every model call of the request (answer and auxiliary)."""
         route = reply.route
-        known = [c["cost"] for c in calls if c.get("cost") is not None]
         try:
             trace = self.services.traces.record(
                 surface=request.surface,
@@ -301,9 +300,7 @@ class Assistant:
                 models=calls,
                 escalations=route.escalations if route else [],
                 tool_calls=route.tool_calls if route else [],
-                tokens_in=sum(c["tokens_in"] for c in calls),
-                tokens_out=sum(c["tokens_out"] for c in calls),
-                cost=round(sum(known), 8) if known else None,
+                **usage_totals(calls),
                 latency_ms=int((time.perf_counter() - started) * 1000),
                 error=None if reply.status == "answered" else reply.status,
                 learning=reply.learning,
