@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 5.0
+# Tier names shortened for a narrow table column.
+TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
+              "personalized": "pers", "environment": "env"}  # fmt: skip
 
 
 class EloraScreen(Screen):
@@ -41,7 +44,7 @@ class EloraScreen(Screen):
     def _tick(self) -> None:
         # Only the screen in view reloads; the others catch up when they are resumed.
         if self.is_current:
-            self.action_refresh_data()
+            self.reload_data()
 
     def on_resize(self, event: events.Resize) -> None:
         # Below 100 columns the footer drops its padding so every key still fits.
@@ -52,7 +55,14 @@ class EloraScreen(Screen):
         self.action_refresh_data()
 
     def action_refresh_data(self) -> None:
-        """Reload what the screen shows (changes made by the bot appear this way)."""
+        """Reload what the screen shows now: ctrl+r, a new filter, the screen coming back."""
+        self.refresh_costly()
+        self.reload_data()
+
+    def refresh_costly(self) -> None:
+        """Work redone when asked for, not on every periodic reload (override)."""
+
+    def reload_data(self) -> None:
         query = self.query_state()  # read on the UI thread, used in the worker
         self.background(lambda: self.load(query), self.show, group="load")
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
+from textual.worker import Worker
 
 from cockpit.screens.base import EloraScreen
 
@@ -24,6 +25,14 @@ def _size(path: Path) -> int:
 class HealthScreen(EloraScreen):
     """Everything that tells whether memory is healthy, in one place."""
 
+    def __init__(self):
+        super().__init__()
+        # The costly part (an embedding, a walk over the vector store) runs in its own worker
+        # when the screen is shown and on ctrl+r; periodic reloads reuse its last result.
+        self._probe: dict[str, Any] = {"embedder": "checking…", "chroma_bytes": None}
+        self._shown: dict[str, Any] | None = None
+        self._probing: Worker | None = None
+
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll():
@@ -34,35 +43,52 @@ class HealthScreen(EloraScreen):
         super().on_mount()
         self.sub_title = "health"
 
-    def load(self, _query: None) -> dict[str, Any]:
+    def refresh_costly(self) -> None:
+        if self._probing is None or self._probing.is_finished:
+            self._probing = self.background(self._run_probe, self._show_probe, group="probe")
+
+    def _run_probe(self) -> dict[str, Any]:
         from core.errors import EloraError
-        from core.jobs.registry import JOBS, last_runs
 
         services = self.services
-        settings = services.settings
         started = time.perf_counter()
         try:
             services.embedder.embed_query("health check")
             embedder = f"ok ({(time.perf_counter() - started) * 1000:.0f} ms)"
         except EloraError as exc:
             embedder = f"FAILING: {exc}"
+        return {
+            "embedder": f"{services.embedder.name} · {embedder}",
+            "chroma_bytes": _size(services.settings.chroma_dir),
+        }
+
+    def load(self, _query: None) -> dict[str, Any]:
+        from core.jobs.registry import JOBS, last_runs
+
+        services = self.services
+        settings = services.settings
         db_path = services.db.path
         runs = last_runs(services)
         return {
             "spool": services.spool.backlog(),
-            "embedder": f"{services.embedder.name} · {embedder}",
             "jobs": {name: runs.get(name) for name in JOBS},
             "counts": services.archive.counts(),
             "entries": services.memory.count(),
             "proposals": services.proposals.count(),
             "db_bytes": sum(_size(Path(str(db_path) + s)) for s in ("", "-wal")) if db_path else 0,
-            "chroma_bytes": _size(settings.chroma_dir),
             "profile": services.profile.all(),
             "spend": services.traces.spent_today(),
             "cap": settings.daily_spend_cap,
         }
 
+    def _show_probe(self, probe: dict[str, Any]) -> None:
+        self._probe = probe
+        if self._shown is not None:
+            self.show(self._shown)
+
     def show(self, d: dict[str, Any]) -> None:
+        self._shown = d
+        d = {**d, **self._probe}
         stores = Table(title="Stores", expand=True)
         stores.add_column("what")
         stores.add_column("value", justify="right")
@@ -76,7 +102,8 @@ class HealthScreen(EloraScreen):
         stores.add_row("memory entries", f"{d['entries']:,}")
         stores.add_row("open proposals", f"{d['proposals']:,}")
         stores.add_row("database size", f"{d['db_bytes'] / 1e6:.1f} MB")
-        stores.add_row("vector store size", f"{d['chroma_bytes'] / 1e6:.1f} MB")
+        chroma = d["chroma_bytes"]
+        stores.add_row("vector store size", "…" if chroma is None else f"{chroma / 1e6:.1f} MB")
         stores.add_row("embedder", d["embedder"])
         cap, spend = d["cap"], d["spend"]
         over = cap is not None and spend >= cap

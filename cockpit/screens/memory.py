@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from rich.console import Group
 from rich.markup import escape
@@ -12,14 +12,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from cockpit.screens.base import EloraScreen, refill
+from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog
+from core.memory.schema import TIERS, Status
 
 PAGE = 50
-TIERS = ("semantic", "episodic", "procedural", "personalized", "environment")
-STATUSES = ("active", "superseded", "deprecated")
-TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
-              "personalized": "pers", "environment": "env"}  # fmt: skip
+STATUSES: tuple[str, ...] = get_args(Status)
 
 # How a link reads from the entry it points at.
 PASSIVE = {"supersedes": "superseded by", "deprecates": "deprecated by",
@@ -62,6 +60,7 @@ class MemoryScreen(EloraScreen):
         self.entries: dict[str, Any] = {}
         self.total = 0
         self.shown_query: MemoryQuery | None = None
+        self.detail_key: tuple[str, str] | None = None  # the entry whose details were asked for
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -144,7 +143,7 @@ class MemoryScreen(EloraScreen):
         rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
                                e.canonical_text.replace("\n", " "))) for e in data["rows"]]  # fmt: skip
         moved, self.shown_query = self.shown_query != q, q
-        refill(self.query_one(DataTable), rows, top=moved)
+        changed = refill(self.query_one(DataTable), rows, top=moved)
         if q.text:
             where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
             if data["degraded"]:
@@ -155,7 +154,11 @@ class MemoryScreen(EloraScreen):
             last = q.offset + len(data["rows"])
             where = f"rows {q.offset + 1:,}–{last:,} of {self.total:,}  (] next, [ previous)"
         self.query_one("#memory-page", Static).update(where)
-        self._load_detail()
+        if changed or _detail_key(self._selected()) != self.detail_key:
+            self._load_detail()
+
+    def refresh_costly(self) -> None:
+        self.detail_key = None  # ctrl+r also reloads the selected entry's links
 
     def _selected(self):
         table = self.query_one(DataTable)
@@ -165,10 +168,12 @@ class MemoryScreen(EloraScreen):
         return self.entries.get(key)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self._load_detail()
+        if _detail_key(self._selected()) != self.detail_key:  # not already asked for by show()
+            self._load_detail()
 
     def _load_detail(self) -> None:
         entry = self._selected()
+        self.detail_key = _detail_key(entry)
         if entry is None:
             self.query_one("#memory-body", Static).update("No entry here.")
             return
@@ -244,6 +249,11 @@ class MemoryScreen(EloraScreen):
         question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
                     "It is erased from every store; this cannot be undone.")  # fmt: skip
         self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
+
+
+def _detail_key(entry) -> tuple[str, str] | None:
+    """What the detail pane depends on beyond the table row: which entry, and its status."""
+    return None if entry is None else (entry.uuid, entry.status)
 
 
 def render_entry(entry, details: dict[str, Any]) -> Group:

@@ -13,14 +13,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from cockpit.screens.base import EloraScreen, refill
+from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog, EditDialog
 
 OPEN = ("pending", "recommended")
 REJECTED = ("rejected",)
 LIMIT = 200
-TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
-              "personalized": "pers", "environment": "env"}  # fmt: skip
 STATUS_MARK = {"recommended": "★", "rejected": "✗"}
 # What approving does to the entry a proposal conflicts with.
 RELATION = {
@@ -237,7 +235,8 @@ def render_proposal(view: ProposalView) -> Group:
         side.add_column("existing", ratio=1)
         side.add_column("proposed", ratio=1)
         side.add_row(escape(old.canonical_text), escape(p.text))
-        side.add_row(escape(f"{old.memory_id} · {old.status}"), f"A-MAC {p.total or 0:.2f}")
+        total = f"{p.total:.2f}" if p.total is not None else "-"  # unscored, as in the table
+        side.add_row(escape(f"{old.memory_id} · {old.status}"), f"A-MAC {total}")
         parts += ["", f"[b][yellow]⚠ {escape(RELATION.get(relation, relation))}[/][/b]", side]
     parts += ["", "[b]A-MAC admission[/b]"]
     grid = Table.grid(padding=(0, 1))

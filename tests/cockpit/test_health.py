@@ -8,7 +8,15 @@ import asyncio
 from cockpit.app import Cockpit
 from core.archive.records import CaptureIn
 from core.jobs.registry import _remember_run, run_job
-from tests.cockpit.support import NOW, add_capture, add_proposal, entry, pane_text, settle
+from tests.cockpit.support import (
+    NOW,
+    add_capture,
+    add_proposal,
+    entry,
+    pane_text,
+    settle,
+    wait_until,
+)
 from tests.fakes import BrokenEmbedder
 
 
@@ -76,3 +84,31 @@ async def test_reached_cap_and_a_failing_embedder_stand_out(settings, clock, mon
     assert "FAILING: embedding model unavailable (test)" in _row(text, "embedder")
     assert "cap reached" in _row(text, "spend today")
     assert "no feedback yet" in text
+
+
+async def test_periodic_reloads_do_not_probe_the_embedder_again(settings, clock, llm):
+    from core.config import load_settings
+    from core.services import Services
+
+    embedder = BrokenEmbedder()  # counts its calls
+    services = Services(load_settings(), clock=clock, embedder=embedder)
+    backlog, loads = services.spool.backlog, []
+    services.spool.backlog = lambda: (loads.append(1), backlog())[1]
+    app = Cockpit(services, refresh_seconds=0.1)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await _health(app, pilot)
+            probes, shown = embedder.calls, len(loads)
+            assert probes  # probed when shown
+            # The cheap counts keep reloading; the embedder and vector store walk do not.
+            await wait_until(pilot, lambda: len(loads) >= shown + 3, what="periodic reloads")
+            await settle(pilot)
+            assert embedder.calls == probes
+            text = pane_text(app.screen.query_one("#health-body"), width=120)
+            assert "FAILING" in _row(text, "embedder")  # the last probe, still shown
+
+            await pilot.press("ctrl+r")  # an explicit refresh probes again
+            await settle(pilot)
+            assert embedder.calls == probes + 1
+    finally:
+        services.close()

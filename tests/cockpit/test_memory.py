@@ -17,6 +17,7 @@ from tests.cockpit.support import (
     screen_text,
     settle,
     table_keys,
+    wait_until,
 )
 
 SIZE = (120, 36)
@@ -226,3 +227,27 @@ async def test_forgetting_what_the_bot_already_forgot_is_an_error_notification(
         assert len(errors) == 1 and "no memory with id 'pref.coriander'" in errors[0]
         assert app.is_running
         assert _keys(app) == ["fact.train", "rule.reply", "fact.office"]
+
+
+async def test_periodic_reloads_leave_the_detail_alone_while_nothing_changed(services):
+    from cockpit.app import Cockpit
+
+    _seed(services)
+    links_of, asked = services.memory.links_of, []
+    services.memory.links_of = lambda uuids: (asked.append(list(uuids)), links_of(uuids))[1]
+    count, loads = services.memory.count, []
+    services.memory.count = lambda *a, **k: (loads.append(1), count(*a, **k))[1]
+    app = Cockpit(services, refresh_seconds=0.1, scheduler=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(pilot)
+        assert len(asked) == 1  # the selected entry's details, once
+        shown = len(loads)
+        await wait_until(pilot, lambda: len(loads) >= shown + 3, what="periodic reloads")
+        await settle(pilot)
+        assert len(asked) == 1
+        assert "Camille dislikes coriander" in pane_text(app.screen.query_one("#memory-body"))
+
+        await pilot.press("down")  # another entry: its details
+        await settle(pilot)
+        assert len(asked) == 2
+        assert "Camille takes the train" in pane_text(app.screen.query_one("#memory-body"))

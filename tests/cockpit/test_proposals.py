@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+
+from rich.console import Console
 from textual.widgets import DataTable
 
 from cockpit.widgets.dialogs import ConfirmDialog, EditDialog
@@ -234,3 +237,16 @@ async def test_approving_what_the_bot_already_approved_is_an_error_notification(
         # The failure reloads the queue: the stale row is gone.
         assert table_keys(app.screen.query_one(DataTable)) == ["p-coriander"]
     assert services.memory.count() == 2  # one approval, not two
+
+
+def test_an_unscored_conflicting_proposal_reads_a_dash_not_zero(services):
+    from cockpit.screens.proposals import ProposalView, render_proposal
+
+    old = services.memory.save(entry("pref.coriander", "Camille dislikes coriander"))
+    proposal = add_proposal(services, "p-1", "Camille loves coriander", scores={},
+                            conflict_uuid=old.uuid)  # fmt: skip
+    proposal.total = None  # not scored yet
+    console = Console(width=120, file=io.StringIO(), color_system=None, record=True)
+    console.print(render_proposal(ProposalView(proposal, old, [])))
+    text = console.export_text()
+    assert "A-MAC -" in text and "0.00" not in text
