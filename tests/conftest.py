@@ -1,4 +1,5 @@
-"""Shared fixtures: no network but loopback, a fresh ELORA_HOME per test, real stores."""
+"""Shared fixtures: no network but loopback, a fresh ELORA_HOME per test, real stores, and one
+fake OpenAI-compatible server for the run (started only when a test asks for it)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import ipaddress
 import os
 import socket
 import uuid
+from typing import Any
 
 import pytest
+
+from tests.llm_server import FakeLLMServer, model_env
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -90,3 +94,52 @@ def services(settings, embedder):
     svc = Services(settings, embedder=embedder)
     yield svc
     svc.close()
+
+
+@pytest.fixture(scope="session")
+def llm_server():
+    """One fake OpenAI-compatible server for the whole run (LiteLLM is imported once); the
+    fixtures handing it to a test reset it first."""
+    server = FakeLLMServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm(llm_server, home, monkeypatch):
+    """The fake server with empty queues, configured as LITE/FLASH/PRO through ELORA_* vars."""
+    llm_server.reset()
+    for key, value in model_env(llm_server.base_url).items():
+        monkeypatch.setenv(key, value)
+    return llm_server
+
+
+@pytest.fixture
+def clock():
+    """The clock services read: the system's, unless a directory pins one."""
+    from core.clock import SystemClock
+
+    return SystemClock()
+
+
+@pytest.fixture
+def make_services(llm, embedder, clock, monkeypatch):
+    """Build Services after setting more ELORA_* variables (None unsets one); closed after."""
+    from core.config import load_settings
+    from core.services import Services
+
+    opened = []
+
+    def build(**env: Any):
+        for key, value in env.items():
+            if value is None:
+                monkeypatch.delenv(f"ELORA_{key}", raising=False)
+            else:
+                monkeypatch.setenv(f"ELORA_{key}", str(value))
+        svc = Services(load_settings(), clock=clock, embedder=embedder)
+        opened.append(svc)
+        return svc
+
+    yield build
+    for svc in opened:
+        svc.close()

@@ -2,7 +2,7 @@
 
 LiteLLM reaches it through its normal `openai/<model>` provider with an api_base, so the whole
 HTTP path is real; only the model is scripted. Each model name has its own reply queue and
-request log.
+request log; standing answers can also be picked by what the latest user message contains.
 """
 
 from __future__ import annotations
@@ -17,6 +17,37 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+# The model names the suites configure as each tier.
+MODELS = {"LITE": "fake-lite", "FLASH": "fake-flash", "PRO": "fake-pro"}
+# How long a held standing answer may wait for its release.
+WAIT = 30.0
+
+
+def model_env(
+    base_url: str,
+    models: dict[str, str] = MODELS,
+    extractor: str | None = "heuristic",
+    key: str = "test-key",
+) -> dict[str, str]:
+    """The ELORA_* variables pointing every given tier at the fake server (`openai/<name>`).
+
+    The heuristic learning extractor is the default: learning after each exchange would add a
+    LITE extraction call, which only the learning tests want (they pass extractor=None)."""
+    env = {f"ELORA_MODEL_{tier}": f"openai/{name}" for tier, name in models.items()}
+    env.update({"ELORA_LLM_API_BASE": base_url, "ELORA_LLM_API_KEY": key, "ELORA_LLM_RETRIES": "0"})
+    if extractor is not None:
+        env["ELORA_LEARNING_EXTRACTOR"] = extractor
+    return env
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    """The last user message of a model request (the message being answered)."""
+    for message in reversed(request.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
 
 
 @dataclass
@@ -37,7 +68,12 @@ def tool(name: str, /, **arguments: Any) -> dict[str, Any]:
 
 
 class FakeLLMServer:
-    """Serve /v1/chat/completions on 127.0.0.1 from per-model queues; log every request."""
+    """Serve /v1/chat/completions on 127.0.0.1 from per-model queues; log every request.
+
+    Standing answers (`answer_when`) come first: they are chosen by what the latest user message
+    contains (the classifier's prompt, one chat's question, the council's synthesis...), so
+    concurrent requests get the right reply whatever order they arrive in. A standing answer can
+    be held until the test releases it."""
 
     def __init__(self):
         self.queues: dict[str, deque[Reply]] = defaultdict(deque)
@@ -47,6 +83,7 @@ class FakeLLMServer:
         # Picks a reply from the request body when the model's queue is empty (None: default
         # text), so concurrent requests can be answered by what they contain, not by arrival.
         self.responder: Callable[[dict[str, Any]], Reply | str | None] | None = None
+        self.standing: dict[str, tuple[Reply, threading.Event | None]] = {}
         self.active = 0
         self.max_active = 0
         self._server: ThreadingHTTPServer | None = None
@@ -59,18 +96,28 @@ class FakeLLMServer:
             for reply in replies:
                 self.queues[model].append(Reply(text=reply) if isinstance(reply, str) else reply)
 
+    def answer_when(
+        self, marker: str, reply: Reply | str, hold: threading.Event | None = None
+    ) -> None:
+        """Answer requests whose latest user message contains `marker` with `reply` (after
+        `hold` is set, when given)."""
+        with self.lock:
+            self.standing[marker] = (Reply(text=reply) if isinstance(reply, str) else reply, hold)
+
     def requests_for(self, model: str) -> list[dict[str, Any]]:
         """Request bodies received for a model, in order."""
         with self.lock:
             return [r for r in self.requests if r.get("model") == model]
 
     def reset(self) -> None:
-        """Forget queues and logs between tests."""
+        """Forget queues, standing answers and logs between tests (one server serves the run)."""
         with self.lock:
             self.queues.clear()
             self.requests.clear()
             self.max_active = 0
             self.responder = None
+            self.standing = {}
+            self.default_text = "ok"
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -127,6 +174,25 @@ class FakeLLMServer:
             self._server.server_close()
 
     def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+        text = last_user_text(body)
+        with self.lock:
+            found = next((v for m, v in self.standing.items() if m in text), None)
+            if found is None:
+                routed = body
+            else:  # a private queue for this one request, so concurrent requests can't take it
+                routed = {**body, "model": f"standing-{uuid.uuid4().hex}"}
+                self.queues[routed["model"]].append(found[0])
+        if found is not None and found[1] is not None:
+            assert found[1].wait(WAIT), "a held model reply was never released"
+        status, payload, delay = self._reply(routed)
+        if routed is not body:
+            with self.lock:
+                self.queues.pop(routed["model"], None)
+                self.requests = [body if r is routed else r for r in self.requests]
+            payload["model"] = body.get("model", "")
+        return status, payload, delay
+
+    def _reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
         model = body.get("model", "")
         with self.lock:
             self.requests.append(body)

@@ -1,27 +1,22 @@
-"""Bot fixtures: the scripted model server (one per run, so LiteLLM is imported once), a fresh
-FakeTelegram per test, services on the tmp home, and the running bot."""
+"""Bot fixtures: the shared fake model server (tests/conftest.py) with the classifier's answer
+standing, a fresh FakeTelegram per test, services on the tmp home, and the running bot."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.bot.support import LLM_KEY, TOKEN, BotRunner, ScriptedLLM
+from tests.bot.support import CLASSIFIER_MARK, LLM_KEY, TOKEN, VERDICT, BotRunner
 from tests.bot.updates import OPERATOR_ID, PARTNER_ID
+from tests.llm_server import model_env
 from tests.telegram_server import FakeTelegram
-
-
-@pytest.fixture(scope="session")
-def llm_server():
-    """One scripted OpenAI-compatible server for the whole run."""
-    server = ScriptedLLM().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
 def llm(llm_server):
-    """The scripted server with empty queues and logs."""
+    """The shared server (tests/conftest.py) with empty queues and logs; the classifier always
+    says VERDICT."""
     llm_server.reset()
+    llm_server.answer_when(CLASSIFIER_MARK, VERDICT)
     return llm_server
 
 
@@ -37,11 +32,7 @@ def telegram():
 def bot_env(home, llm, telegram, monkeypatch):
     """Every setting the bot reads, pointing at the two fakes; returns the env as a dict."""
     env = {
-        "ELORA_MODEL_LITE": "openai/fake-lite",
-        "ELORA_LLM_API_BASE": llm.base_url,
-        "ELORA_LLM_API_KEY": LLM_KEY,
-        "ELORA_LLM_RETRIES": "0",
-        "ELORA_LEARNING_EXTRACTOR": "heuristic",
+        **model_env(llm.base_url, models={"LITE": "fake-lite"}, key=LLM_KEY),
         "TELEGRAM_BOT_TOKEN": TOKEN,
         "ELORA_TELEGRAM_ALLOWED_USERS": f"{OPERATOR_ID},{PARTNER_ID}",
         "ELORA_TELEGRAM_BASE_URL": telegram.base_url,
@@ -53,21 +44,10 @@ def bot_env(home, llm, telegram, monkeypatch):
 
 
 @pytest.fixture
-def make_services(bot_env, embedder):
-    """Build Services on the tmp home (after any extra env a test sets); closed after."""
-    from core.config import load_settings
-    from core.services import Services
-
-    opened = []
-
-    def build():
-        svc = Services(load_settings(), embedder=embedder)
-        opened.append(svc)
-        return svc
-
-    yield build
-    for svc in opened:
-        svc.close()
+def make_services(bot_env, make_services):
+    """Build Services on the tmp home (after the bot's env and any extra a test sets); closed
+    after (tests/conftest.py)."""
+    return make_services
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The bot under test: the real Application polling FakeTelegram, answering through the real
-pipeline against a scripted OpenAI-compatible server."""
+pipeline against the shared fake OpenAI-compatible server (its classifier answer standing)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ import asyncio
 import html
 import json
 import re
-import threading
-import uuid
 from typing import Any
 
 from telegram import Update
 
 from tests.bot import updates
-from tests.llm_server import FakeLLMServer, Reply
+from tests.llm_server import FakeLLMServer, last_user_text
 from tests.telegram_server import FakeTelegram
 
 TOKEN = "123456789:AAFakeTokenForTests_abcdefghijklmnopq"
@@ -28,61 +26,10 @@ VERDICT = json.dumps(
 WAIT = 30.0
 
 
-def last_user_text(request: dict[str, Any]) -> str:
-    """The last user message of a model request (the message being answered)."""
-    for message in reversed(request.get("messages") or []):
-        if message.get("role") == "user":
-            content = message.get("content")
-            return content if isinstance(content, str) else json.dumps(content)
-    return ""
-
-
-class ScriptedLLM(FakeLLMServer):
-    """The fake server, plus standing answers chosen by what the latest user message contains
-    (the classifier's prompt, one chat's question, the council's synthesis...), so concurrent
-    requests get the right reply whatever order they arrive in. A standing answer can be held
-    until the test releases it."""
-
-    def __init__(self):
-        super().__init__()
-        self.standing: dict[str, tuple[Reply, threading.Event | None]] = {}
-
-    def answer_when(
-        self, marker: str, reply: Reply | str, hold: threading.Event | None = None
-    ) -> None:
-        """Answer requests whose latest user message contains `marker` with `reply` (after
-        `hold` is set, when given)."""
-        with self.lock:
-            self.standing[marker] = (Reply(text=reply) if isinstance(reply, str) else reply, hold)
-
-    def reset(self) -> None:
-        super().reset()
-        with self.lock:
-            self.standing = {CLASSIFIER_MARK: (Reply(text=VERDICT), None)}
-
-    def answers(self) -> list[dict[str, Any]]:
-        """Requests that asked for an answer (not the classifier's), in order."""
-        with self.lock:
-            return [r for r in self.requests if CLASSIFIER_MARK not in last_user_text(r)]
-
-    def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
-        text = last_user_text(body)
-        with self.lock:
-            found = next((v for m, v in self.standing.items() if m in text), None)
-            if found is None:
-                routed = body
-            else:  # a private queue for this one request, so concurrent requests can't take it
-                routed = {**body, "model": f"standing-{uuid.uuid4().hex}"}
-                self.queues[routed["model"]].append(found[0])
-        if found is not None and found[1] is not None:
-            assert found[1].wait(WAIT), "a held model reply was never released"
-        status, payload, delay = super()._complete(routed)
-        if routed is not body:
-            with self.lock:
-                self.queues.pop(routed["model"], None)
-                self.requests = [body if r is routed else r for r in self.requests]
-            payload["model"] = body.get("model", "")
-        return status, payload, delay
+def answers(llm: FakeLLMServer) -> list[dict[str, Any]]:
+    """Requests that asked for an answer (not the classifier's), in order."""
+    with llm.lock:
+        return [r for r in llm.requests if CLASSIFIER_MARK not in last_user_text(r)]
 
 
 class BotRunner:

@@ -8,7 +8,7 @@ from bot.i18n import TEXTS
 from core.archive.records import CaptureIn
 from core.memory.api import remember
 from tests.bot import updates
-from tests.bot.support import last_user_text, rows, scalar, telegram_html
+from tests.bot.support import answers, last_user_text, rows, scalar, telegram_html
 
 FR = TEXTS["fr"]
 
@@ -37,7 +37,7 @@ async def test_new_restarts_the_conversation_and_purges_session_memory(
     assert scalar(services, "SELECT count(*) FROM session_chunks WHERE chat_id = '42'") == 0
     llm.answer_when("Comment s'appelle mon chat", "Je ne sais pas.")
     await bot.say("Comment s'appelle mon chat ?")
-    request = llm.answers()[-1]
+    request = answers(llm)[-1]
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
     assert "Pixel" not in last_user_text(request)
 

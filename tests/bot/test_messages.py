@@ -9,7 +9,7 @@ import threading
 from bot.format import LIMIT
 from bot.i18n import TEXTS
 from tests.bot import updates
-from tests.bot.support import last_user_text, rows, scalar, telegram_html
+from tests.bot.support import answers, last_user_text, rows, scalar, telegram_html
 
 
 async def test_a_message_is_captured_answered_by_the_model_and_shows_typing_meanwhile(
@@ -21,7 +21,7 @@ async def test_a_message_is_captured_answered_by_the_model_and_shows_typing_mean
 
     assert reply["text"] == "Ta sœur arrive <b>mardi</b>."
     assert telegram.sent_messages(42)[0]["parse_mode"] == "HTML"
-    assert "Quand est-ce que ma sœur arrive ?" in last_user_text(llm.answers()[0])
+    assert "Quand est-ce que ma sœur arrive ?" in last_user_text(answers(llm)[0])
     captured = rows(services, "SELECT role, kind, chat_id, user_id, text FROM captures")
     assert ("user", "message", "42", "42", "Quand est-ce que ma sœur arrive ?") in captured
     calls = [name for name, _ in telegram.calls]
@@ -97,7 +97,7 @@ async def test_one_chat_is_answered_in_order_while_another_chat_is_not_kept_wait
 
     first, second = await bot.replies(42, 2)
     assert (first["text"], second["text"]) == ("Réponse un.", "Réponse deux.")
-    asked = [last_user_text(r) for r in llm.answers()]
+    asked = [last_user_text(r) for r in answers(llm)]
     assert asked.index("Ma première question") < asked.index("Ma deuxième question")
 
 
@@ -113,7 +113,7 @@ async def test_an_edited_message_is_not_answered_or_archived_again(bot, llm, tel
     await bot.settle()
 
     assert [m["text"] for m in telegram.messages(42)][:-1] == ["D'accord."]
-    assert len(llm.answers()) == 1
+    assert len(answers(llm)) == 1
     assert scalar(services, "SELECT count(*) FROM captures") == archived
 
 

@@ -8,7 +8,7 @@ from telegram.error import RetryAfter
 from bot.i18n import TEXTS
 from core.logs import setup_logging
 from tests.bot import updates
-from tests.bot.support import LLM_KEY, TOKEN, BotRunner, last_user_text, scalar
+from tests.bot.support import LLM_KEY, TOKEN, BotRunner, answers, last_user_text, scalar
 
 
 @pytest.fixture
@@ -57,9 +57,9 @@ async def test_a_restart_does_not_answer_redelivered_updates_again_but_keeps_the
 
     assert reply["text"] == "À 8 h."
     assert [m["text"] for m in telegram.messages(42)] == ["Bon voyage.", "À dimanche.", "À 8 h."]
-    asked = [last_user_text(r) for r in llm.answers()]
+    asked = [last_user_text(r) for r in answers(llm)]
     assert asked.count("Mon train part à 8 h.") == 1
-    window = [m["content"] for m in llm.answers()[-1]["messages"]]
+    window = [m["content"] for m in answers(llm)[-1]["messages"]]
     assert "Mon train part à 8 h." in window and "Bon voyage." in window
 
 

@@ -7,29 +7,14 @@ from typing import Any
 
 import pytest
 
-from tests.cockpit.support import MODELS, FixedClock
-from tests.llm_server import FakeLLMServer
-
-
-@pytest.fixture(scope="session")
-def llm_server():
-    """One fake OpenAI-compatible server for the run (LiteLLM is imported once)."""
-    server = FakeLLMServer().start()
-    yield server
-    server.stop()
+from tests.cockpit.support import LLM_KEY, FixedClock
 
 
 @pytest.fixture
-def llm(llm_server, home, monkeypatch):
-    """The fake server with empty queues, configured as LITE/FLASH/PRO through ELORA_* vars."""
-    llm_server.reset()
-    for tier, name in MODELS.items():
-        monkeypatch.setenv(f"ELORA_MODEL_{tier}", f"openai/{name}")
-    monkeypatch.setenv("ELORA_LLM_API_BASE", llm_server.base_url)
-    monkeypatch.setenv("ELORA_LLM_API_KEY", "test-key-123456")
-    monkeypatch.setenv("ELORA_LLM_RETRIES", "0")
-    monkeypatch.setenv("ELORA_LEARNING_EXTRACTOR", "heuristic")
-    return llm_server
+def llm(llm, monkeypatch):
+    """The shared `llm` (tests/conftest.py), with the API key the terminal test hands on."""
+    monkeypatch.setenv("ELORA_LLM_API_KEY", LLM_KEY)
+    return llm
 
 
 @pytest.fixture
@@ -39,26 +24,9 @@ def clock():
 
 
 @pytest.fixture
-def make_services(llm, embedder, clock):
-    """Build Services on the tmp home (a second one plays the bot beside the cockpit)."""
-    from core.config import load_settings
-    from core.services import Services
-
-    opened = []
-
-    def build() -> Services:
-        svc = Services(load_settings(), clock=clock, embedder=embedder)
-        opened.append(svc)
-        return svc
-
-    yield build
-    for svc in opened:
-        svc.close()
-
-
-@pytest.fixture
 def services(make_services):
-    """The services the cockpit is started with."""
+    """The services the cockpit is started with (`make_services`, tests/conftest.py, builds a
+    second one to play the bot beside the cockpit)."""
     return make_services()
 
 

@@ -22,7 +22,8 @@ from tests.fakes import FixedClock as BaseFixedClock
 # A Friday morning: proposals, entries and traces are dated from it.
 NOW = datetime(2025, 3, 14, 9, 30)
 
-MODELS = {"LITE": "fake-lite", "FLASH": "fake-flash", "PRO": "fake-pro"}
+# The API key the cockpit tests configure (the terminal test hands it to its subprocess too).
+LLM_KEY = "test-key-123456"
 
 FACTORS = {
     "future_utility": 0.9,

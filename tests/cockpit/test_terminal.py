@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cockpit.support import MODELS, add_proposal
+from tests.cockpit.support import LLM_KEY, add_proposal
+from tests.llm_server import model_env
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -109,11 +110,7 @@ def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
     llm.default_text = "Réponse du modèle local."
     terminal = Terminal(tmp_path, {
         "ELORA_HOME": str(home),
-        "ELORA_LLM_API_BASE": llm.base_url,
-        "ELORA_LLM_API_KEY": "test-key-123456",
-        "ELORA_LLM_RETRIES": "0",
-        "ELORA_LEARNING_EXTRACTOR": "heuristic",
-        **{f"ELORA_MODEL_{tier}": f"openai/{name}" for tier, name in MODELS.items()},
+        **model_env(llm.base_url, key=LLM_KEY),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "ANONYMIZED_TELEMETRY": "False",
         "OMP_WAIT_POLICY": "PASSIVE",

@@ -3,8 +3,5 @@
 from tests.core.council.support import panel  # noqa: F401  (fixtures)
 from tests.core.routing.support import (  # noqa: F401  (fixtures)
     clock,
-    llm,
-    llm_server,
-    make_services,
     services,
 )

@@ -7,7 +7,7 @@ import pytest
 
 from core.services import Services
 from tests.core.learning.support import FixedClock
-from tests.llm_server import FakeLLMServer
+from tests.llm_server import model_env
 
 
 @pytest.fixture
@@ -24,22 +24,14 @@ def services(settings, embedder, clock):
     svc.close()
 
 
-@pytest.fixture(scope="session")
-def llm_server():
-    """One fake OpenAI-compatible server for the run."""
-    server = FakeLLMServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def lite(llm_server, home, monkeypatch):
-    """The fake server, empty, configured as the only (LITE) model."""
+    """The shared fake server (tests/conftest.py), empty, configured as the only (LITE) model;
+    no extractor is set, so extraction runs through it."""
     llm_server.reset()
-    monkeypatch.setenv("ELORA_MODEL_LITE", "openai/fake-lite")
-    monkeypatch.setenv("ELORA_LLM_API_BASE", llm_server.base_url)
-    monkeypatch.setenv("ELORA_LLM_API_KEY", "test-key")
-    monkeypatch.setenv("ELORA_LLM_RETRIES", "0")
+    env = model_env(llm_server.base_url, models={"LITE": "fake-lite"}, extractor=None)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     return llm_server
 
 

@@ -2,8 +2,5 @@
 
 from tests.core.routing.support import (  # noqa: F401  (fixtures)
     clock,
-    llm,
-    llm_server,
-    make_services,
     services,
 )

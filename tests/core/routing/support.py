@@ -1,5 +1,6 @@
-"""Fixtures shared by the routing and pipeline tests: the fake LLM server, a movable clock,
-services wired to both, and a one-line way to send a message through the real pipeline."""
+"""Fixtures shared by the routing and pipeline tests: a movable clock, services wired to it and
+to the fake LLM server (`llm`, `make_services`: tests/conftest.py), and a one-line way to send a
+message through the real pipeline."""
 
 from __future__ import annotations
 
@@ -11,12 +12,9 @@ import pytest
 
 from core.pipeline import Reply, Request
 from tests.fakes import FixedClock as BaseFixedClock
-from tests.llm_server import FakeLLMServer
 
 # A Friday morning; traces and spend are dated from it.
 NOW = datetime(2025, 3, 14, 9, 30)
-
-MODELS = {"LITE": "fake-lite", "FLASH": "fake-flash", "PRO": "fake-pro"}
 
 
 class MovableClock(BaseFixedClock):
@@ -26,55 +24,10 @@ class MovableClock(BaseFixedClock):
         super().__init__(moment)
 
 
-@pytest.fixture(scope="session")
-def llm_server():
-    """One fake OpenAI-compatible server for the whole run (LiteLLM is imported once)."""
-    server = FakeLLMServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def llm(llm_server, home, monkeypatch):
-    """The fake server with empty queues, configured as LITE/FLASH/PRO through ELORA_* vars."""
-    llm_server.reset()
-    for tier, name in MODELS.items():
-        monkeypatch.setenv(f"ELORA_MODEL_{tier}", f"openai/{name}")
-    monkeypatch.setenv("ELORA_LLM_API_BASE", llm_server.base_url)
-    monkeypatch.setenv("ELORA_LLM_API_KEY", "test-key")
-    monkeypatch.setenv("ELORA_LLM_RETRIES", "0")
-    # Learning after each exchange would add a LITE extraction call; the learning tests own that.
-    monkeypatch.setenv("ELORA_LEARNING_EXTRACTOR", "heuristic")
-    return llm_server
-
-
 @pytest.fixture
 def clock():
     """The clock every service reads."""
     return MovableClock()
-
-
-@pytest.fixture
-def make_services(llm, embedder, clock, monkeypatch):
-    """Build Services after setting more ELORA_* variables (None unsets one); closed after."""
-    from core.config import load_settings
-    from core.services import Services
-
-    opened = []
-
-    def build(**env: Any):
-        for key, value in env.items():
-            if value is None:
-                monkeypatch.delenv(f"ELORA_{key}", raising=False)
-            else:
-                monkeypatch.setenv(f"ELORA_{key}", str(value))
-        svc = Services(load_settings(), clock=clock, embedder=embedder)
-        opened.append(svc)
-        return svc
-
-    yield build
-    for svc in opened:
-        svc.close()
 
 
 @pytest.fixture
