@@ -107,6 +107,10 @@ class Settings(BaseSettings):
     )
 
     telegram_allowed_users: str = ""
+    # Who the operator is among Telegram users (comma-separated ids). Empty: the first id of
+    # ELORA_TELEGRAM_ALLOWED_USERS. The operator's messages are "theirs"; everyone else is a
+    # contact, and the operator alone may recall every chat.
+    operator_telegram_ids: str = ""
     telegram_base_url: str | None = None
     telegram_language: Literal["auto", "fr", "en"] = "auto"
     telegram_webhook_url: str | None = None
@@ -146,7 +150,7 @@ class Settings(BaseSettings):
             raise ValueError("must be 'embedded' or an http(s)://host:port URL")
         return value
 
-    @field_validator("telegram_allowed_users")
+    @field_validator("telegram_allowed_users", "operator_telegram_ids")
     @classmethod
     def _check_allowed_users(cls, value: str) -> str:
         for part in value.replace(";", ",").split(","):
@@ -169,12 +173,24 @@ class Settings(BaseSettings):
 
     def allowed_user_ids(self) -> set[int]:
         """Telegram user ids the bot serves (ELORA_TELEGRAM_ALLOWED_USERS, comma-separated)."""
-        ids = set()
-        for part in self.telegram_allowed_users.replace(";", ",").split(","):
-            part = part.strip()
-            if part:
-                ids.add(int(part))
-        return ids
+        return set(_user_ids(self.telegram_allowed_users))
+
+    def operator_ids(self) -> set[int]:
+        """The operator's Telegram ids: ELORA_OPERATOR_TELEGRAM_IDS, else the first allowlisted id."""
+        configured = _user_ids(self.operator_telegram_ids)
+        if configured:
+            return set(configured)
+        allowed = _user_ids(self.telegram_allowed_users)
+        return {allowed[0]} if allowed else set()
+
+    def is_operator(self, user_id: str | int | None) -> bool:
+        """Whether a user id is the operator's (local surfaces pass None or "operator")."""
+        if user_id is None or str(user_id) in ("", "operator"):
+            return True
+        try:
+            return int(user_id) in self.operator_ids()
+        except ValueError:
+            return False
 
     def secrets(self) -> list[str]:
         """Secret values that must never reach logs, traces or exports."""
@@ -200,6 +216,11 @@ class Settings(BaseSettings):
     def chroma_dir(self) -> Path:
         """Where embedded Chroma keeps its files."""
         return self.home / "chroma"
+
+
+def _user_ids(raw: str) -> list[int]:
+    """Numeric ids of a comma- (or semicolon-) separated list, in order."""
+    return [int(p.strip()) for p in raw.replace(";", ",").split(",") if p.strip()]
 
 
 def _setting_name(loc: tuple) -> str:

@@ -135,3 +135,22 @@ def test_cli_exits_2_on_broken_toml(workdir, capsys):
     assert code == 2
     assert captured.out == ""
     assert "elora.toml" in captured.err
+
+
+def test_operator_is_the_first_allowlisted_user_unless_configured(workdir, monkeypatch):
+    monkeypatch.setenv("ELORA_TELEGRAM_ALLOWED_USERS", "111, 222")
+    settings = load_settings()
+    assert settings.operator_ids() == {111}
+    assert settings.is_operator("111") and not settings.is_operator("222")
+    assert settings.is_operator(None) and settings.is_operator("operator")
+    monkeypatch.setenv("ELORA_OPERATOR_TELEGRAM_IDS", "222")
+    settings = load_settings()
+    assert settings.operator_ids() == {222}
+    assert settings.is_operator(222) and not settings.is_operator(111)
+    assert not settings.is_operator("someone")
+
+
+def test_operator_ids_must_be_numeric(workdir, monkeypatch):
+    monkeypatch.setenv("ELORA_OPERATOR_TELEGRAM_IDS", "camille")
+    with pytest.raises(ConfigError, match="ELORA_OPERATOR_TELEGRAM_IDS"):
+        load_settings()
