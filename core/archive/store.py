@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
+from core.archive import turns
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult
 from core.errors import EloraError, InvalidInput, StorageUnavailable
@@ -198,13 +199,16 @@ class Archive:
             if not rows:
                 return done
             try:
-                self.services.vectorspace.upsert(
+                vectors = self._embed(rows)
+                ids = [r[0] for r in rows if r[0] in vectors]
+                self.services.vectorspace.upsert_vectors(
                     "archive",
-                    [r[0] for r in rows],
-                    [embedding_text(r[1], json.loads(r[6])) for r in rows],
+                    ids,
+                    [vectors[i] for i in ids],
                     [
                         {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
                         for r in rows
+                        if r[0] in vectors
                     ],
                 )
             except EloraError as exc:
@@ -224,10 +228,19 @@ class Archive:
                 if not chunk_ids:
                     return done
 
+    def _embed(self, rows: list[tuple]) -> dict:
+        """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
+        with self.db.session() as session:
+            conn = session.connection()
+            embed = turns.plan(conn, [(r[0], r[7], r[4], r[1]) for r in rows])
+        vectors = self.services.vectorspace.embed_passages(embed.texts) if embed.texts else []
+        with self.db.session() as session:
+            return turns.finish(session.connection(), embed, vectors)
+
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
             "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
-            "speakers FROM chunks WHERE vector_state = 'pending'"
+            "speakers, rowid FROM chunks WHERE vector_state = 'pending'"
         )
         params: tuple = ()
         if chunk_ids is not None:
@@ -284,7 +297,6 @@ class Archive:
     def mark_all_pending(self) -> int:
         """Flag every chunk for re-embedding (after a model change); return how many."""
         with self.db.session() as session:
-            result = session.connection().exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'pending'"
-            )
-            return result.rowcount
+            conn = session.connection()
+            conn.exec_driver_sql("UPDATE turn_keys SET vector = NULL")  # the turns' too
+            return conn.exec_driver_sql("UPDATE chunks SET vector_state = 'pending'").rowcount

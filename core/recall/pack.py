@@ -20,10 +20,13 @@ from core.errors import EloraError
 from core.memory.tiers import judge
 from core.recall.archive_search import attach_neighbours, search_archive
 from core.recall.classifier import Classification, classify
-from core.recall.items import archive_item, entry_item, item_tokens
+from core.recall.items import archive_item, entry_item, evidence_item, item_tokens
 from core.recall.lexical import terms
+from core.recall.scope import visible_chats
+from core.recall.selection import attach_context, choose, group
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
+from core.recall.turn_search import Found, search_turns
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -142,6 +145,9 @@ class PackBuilder:
         self.user_id = str(user_id) if user_id is not None else None
         self.terms = set(terms(question))
         self.seen: set[str] = set()
+        self.used_turns: set[int] = set()  # messages already shown (L2 and L3 never repeat one)
+        self.chats = visible_chats(services, self.user_id)
+        self.found: Found | None = None
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -319,7 +325,7 @@ class PackBuilder:
                 vector = self.services.embedder.embed_query(anchor)
             except EloraError:
                 vector = None
-        found = search_archive(self.services, anchor, vector, limit=1)
+        found = search_archive(self.services, anchor, vector, limit=1, chats=self.chats)
         return found[0].first_at if found and found[0].score >= WEAK_SCORE else None
 
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
@@ -355,7 +361,7 @@ class PackBuilder:
             self._add(layer, entry_item(entry, score, links, related, reason))
             for score, entry, reason in ranked
         )
-        archive = self._archive(layer, limit=5)
+        archive = self._archive(layer, "L2")
         best = max(
             [
                 ranked[0][0] if ranked else 0.0,
@@ -369,17 +375,44 @@ class PackBuilder:
         others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
         return links, self.services.memory.by_uuids(list(others))
 
-    def _archive(self, layer: Layer, limit: int, min_score: float = ARCHIVE_MIN_SCORE) -> int:
-        hits = search_archive(
-            self.services, self.question, self.query_vector, limit, window=self.pack.time_window
-        )
+    def _archive(self, layer: Layer, stage: str, min_score: float = ARCHIVE_MIN_SCORE) -> int:
+        """Archive evidence: the turns the scores justify (see selection), parts of long texts."""
+        if self.found is None:
+            self.found = self._search(self.pack.time_window)
+        turns = [
+            t
+            for t in self.found.turns
+            if t.rowid not in self.used_turns and t.capture_id not in self.exclude
+        ]
+        items = group(choose(turns, stage, min_score))
+        shown = self.used_turns | {t.rowid for item in items for t in item.turns}
+        attach_context(self.services, items, shown)
         added = 0
-        for hit in hits:
+        for evidence in items:
+            if self._add(layer, evidence_item(evidence)):
+                added += 1
+                self.used_turns.update(t.rowid for t in evidence.turns)
+        for hit in self.found.parts:
             if hit.score < min_score or self._is_excluded(hit):
                 continue
             attach_neighbours(self.services, hit)
             added += self._add(layer, archive_item(self.services, hit))
         return added
+
+    def _search(self, window: TimeWindow | None) -> Found:
+        """Turns for the question in its period; if the period holds nothing, at any date.
+
+        People misdate things ("last year" said of the year before): an empty period is
+        reported and the evidence taken from other dates rather than none at all.
+        """
+        found = search_turns(
+            self.services, self.question, self.query_vector, window=window, chats=self.chats
+        )
+        relevant = any(t.score >= ARCHIVE_MIN_SCORE for t in found.turns)
+        if window is None or relevant or found.parts:
+            return found
+        self.pack.missing.append(f"nothing archived in {window.label}: evidence from other dates")
+        return search_turns(self.services, self.question, self.query_vector, chats=self.chats)
 
     def _is_excluded(self, hit) -> bool:
         """The request's own message (captured first) is not evidence about itself."""
@@ -389,7 +422,7 @@ class PackBuilder:
 
     def _l3(self, layer: Layer) -> int:
         layer.ran = True
-        return self._archive(layer, limit=12, min_score=ARCHIVE_MIN_SCORE * 0.6)
+        return self._archive(layer, "L3", min_score=ARCHIVE_MIN_SCORE * 0.6)
 
     def _advise(self, need: str, entries: int, archive: int, best: float) -> None:
         advice = self.pack.advice

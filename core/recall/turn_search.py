@@ -1,0 +1,273 @@
+"""Ranking single archived messages (turns) for a question, in the windows that hold them.
+
+Candidates come from three places: the best windows (hybrid search over chunks), the best
+single messages by BM25 (their text and speaker, plus their resolved dates and extracted facts),
+and, for a question about a period, the messages that name a date inside it. Each candidate is
+scored on its own key (the turn read after the turn it answers), its words, and its window, so
+a turn is found when its window is about the question even if its own words are not.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.archive.turns import TURN_CHARS, blob_vector
+from core.recall.archive_search import (
+    LEXICAL_WEIGHT,
+    VECTOR_WEIGHT,
+    ArchiveHit,
+    chunk_scores,
+    search_archive,
+)
+from core.recall.lexical import fold, fts_query, normalise_bm25, saturate_bm25, terms
+from core.recall.timeparse import TimeWindow
+from core.storage.db import db_time, from_db_time
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+WINDOW_FETCH = 40  # windows whose turns all become candidates
+LEXICAL_FETCH = 40  # single messages found by their words
+DATED_FETCH = 200  # messages naming a date inside the question's period
+# A turn's score: its own key and words, plus a share of its window's score (a turn inside a
+# window about the question is likelier evidence than the same words elsewhere), over 1 + share.
+WINDOW_SHARE = 0.3
+# Who said it: a turn by the person the question names is likelier evidence about them.
+SPEAKER_BONUS = 0.08
+# A turn that only hands the floor over with a question holds less than its answer (whose own
+# key already carries the question as context).
+ASKS_PENALTY = 0.08
+
+
+@dataclass
+class TurnHit:
+    """One archived message found for a question, and how it scored."""
+
+    rowid: int
+    capture_id: str
+    chunk_id: str | None
+    surface: str
+    chat_id: str
+    message_id: str
+    speaker: str | None
+    text: str
+    sent_at: datetime
+    score: float
+    similarity: float | None = None
+    lexical: float = 0.0
+    window: float = 0.0
+    asks: bool = False
+    context_rowid: int | None = None
+    dates: list[dict[str, str]] = field(default_factory=list)
+    vector: np.ndarray | None = None
+
+
+@dataclass
+class Found:
+    """What the archive holds for a question: turns, and parts of long texts (never turns)."""
+
+    turns: list[TurnHit]
+    parts: list[ArchiveHit]
+
+
+def search_turns(
+    services: Services,
+    query: str,
+    query_vector: np.ndarray | None,
+    *,
+    window: TimeWindow | None = None,
+    chats: Sequence[str] | None = None,
+) -> Found:
+    """Candidate turns for a question, best first (see the module docstring)."""
+    windows = search_archive(
+        services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
+    )
+    parts = [h for h in windows if h.kind == "part"]
+    return Found(_turns(services, query, query_vector, windows, window, chats), parts)
+
+
+def _turns(services, query, query_vector, windows, window, chats) -> list[TurnHit]:
+    match = fts_query(query)
+    with services.db.session() as session:
+        conn = session.connection()
+        candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
+        lexical = _lexical(conn, match, window, chats) if match else {}
+        candidates |= set(lexical)
+        if window is not None and (window.start or window.end):
+            candidates |= _dated(conn, window, chats)
+        if not candidates:
+            return []
+        rows = _details(conn, sorted(candidates))
+        bm25 = {**_bm25(conn, match, [r["rowid"] for r in rows]), **lexical} if match else {}
+        keyed = _key_bm25(conn, match, [r["rowid"] for r in rows]) if match else {}
+    window_score = {h.chunk_id: h.score for h in windows}
+    missing = sorted({r["chunk_id"] for r in rows if r["chunk_id"]} - set(window_score))
+    window_score.update(chunk_scores(services, query, query_vector, missing))
+    return _score(services, query, query_vector, rows, bm25, keyed, window_score, window)
+
+
+def _score(services, query, qvec, rows, bm25, keyed, window_score, window) -> list[TurnHit]:
+    hybrid = qvec is not None
+    strength = saturate_bm25 if hybrid else normalise_bm25
+    lex = dict(zip(bm25, strength(list(bm25.values())), strict=True))
+    extra = dict(zip(keyed, strength(list(keyed.values())), strict=True))
+    named = set(terms(query))
+    calibrate = services.embedder.calibrate
+    hits = []
+    for r in rows:
+        if window is not None and not _inside(window, r["sent_at"], r["dates"]):
+            continue
+        vector = blob_vector(r["vector"]) if r["vector"] is not None else None
+        sim = float(vector @ qvec) if hybrid and vector is not None else None
+        words = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
+        around = window_score.get(r["chunk_id"], 0.0)
+        if not hybrid:
+            own = words
+        elif sim is None:  # not embedded on its own yet: its window's vector stands in
+            own = around
+        else:
+            own = VECTOR_WEIGHT * calibrate(sim) + LEXICAL_WEIGHT * words
+        score = (own + WINDOW_SHARE * around) / (1 + WINDOW_SHARE)
+        if r["speaker"] and fold(r["speaker"].split()[0]) in named:
+            score += SPEAKER_BONUS
+        if r["asks"]:
+            score -= ASKS_PENALTY
+        hits.append(
+            TurnHit(
+                rowid=r["rowid"], capture_id=r["id"], chunk_id=r["chunk_id"],
+                surface=r["surface"], chat_id=r["chat_id"], message_id=r["message_id"],
+                speaker=r["speaker"], text=r["text"], sent_at=r["sent_at"],
+                score=round(max(0.0, score), 4), similarity=sim, lexical=words, window=around,
+                asks=bool(r["asks"]), context_rowid=r["context_rowid"], dates=r["dates"],
+                vector=vector,
+            )
+        )  # fmt: skip
+    hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
+    return hits
+
+
+def _inside(window: TimeWindow, sent_at: datetime, dates: list[dict[str, str]]) -> bool:
+    """Sent inside the period, or naming a date inside it ("last Friday" said on Monday)."""
+    if window.contains(sent_at):
+        return True
+    for d in dates:
+        start, end = datetime.fromisoformat(d["start"]), datetime.fromisoformat(d["end"])
+        if (window.end is None or start < window.end) and (
+            window.start is None or end > window.start
+        ):
+            return True
+    return False
+
+
+def _scope_sql(alias: str, chats: Sequence[str] | None) -> tuple[str, list]:
+    if chats is None:
+        return "", []
+    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats))})", list(chats)
+
+
+def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:
+    if not chunk_rowids:
+        return set()
+    marks = ",".join("?" * len(chunk_rowids))
+    rows = conn.exec_driver_sql(
+        f"SELECT capture_rowid FROM chunk_captures WHERE chunk_rowid IN ({marks})",
+        tuple(chunk_rowids),
+    ).all()
+    return {r[0] for r in rows}
+
+
+def _lexical(conn, match: str, window: TimeWindow | None, chats) -> dict[int, float]:
+    """The best single messages by BM25 over their text and speaker: {rowid: raw bm25}."""
+    sql = (
+        "SELECT c.rowid, bm25(captures_fts) AS rank FROM captures_fts "
+        "JOIN captures c ON c.rowid = captures_fts.rowid WHERE captures_fts MATCH ?"
+        f" AND length(c.text) <= {TURN_CHARS}"
+    )
+    params: list[Any] = [match]
+    if window is not None and window.start is not None:
+        sql += " AND c.sent_at >= ?"
+        params.append(db_time(window.start))
+    if window is not None and window.end is not None:
+        sql += " AND c.sent_at < ?"
+        params.append(db_time(window.end))
+    scope, extra = _scope_sql("c", chats)
+    sql += scope + " ORDER BY rank LIMIT ?"
+    params += [*extra, LEXICAL_FETCH]
+    return {r[0]: r[1] for r in conn.exec_driver_sql(sql, tuple(params)).all()}
+
+
+def _dated(conn, window: TimeWindow, chats) -> set[int]:
+    """Messages naming a date inside the period, wherever they were sent."""
+    sql = (
+        "SELECT d.capture_rowid FROM turn_dates d JOIN captures c ON c.rowid = d.capture_rowid "
+        "WHERE 1 = 1"
+    )
+    params: list[Any] = []
+    if window.end is not None:
+        sql += " AND d.start < ?"
+        params.append(db_time(window.end))
+    if window.start is not None:
+        sql += ' AND d."end" > ?'
+        params.append(db_time(window.start))
+    scope, extra = _scope_sql("c", chats)
+    sql += scope + f" LIMIT {DATED_FETCH}"
+    return {r[0] for r in conn.exec_driver_sql(sql, tuple(params + extra)).all()}
+
+
+def _bm25(conn, match: str, rowids: list[int]) -> dict[int, float]:
+    marks = ",".join("?" * len(rowids))
+    rows = conn.exec_driver_sql(
+        "SELECT rowid, bm25(captures_fts) FROM captures_fts "
+        f"WHERE captures_fts MATCH ? AND rowid IN ({marks})",
+        (match, *rowids),
+    ).all()
+    return {r[0]: r[1] for r in rows}
+
+
+def _key_bm25(conn, match: str, rowids: list[int]) -> dict[int, float]:
+    """BM25 of the turns' extra keys (resolved dates, extracted facts)."""
+    marks = ",".join("?" * len(rowids))
+    rows = conn.exec_driver_sql(
+        "SELECT rowid, bm25(turn_keys_fts) FROM turn_keys_fts "
+        f"WHERE turn_keys_fts MATCH ? AND rowid IN ({marks})",
+        (match, *rowids),
+    ).all()
+    return {r[0]: r[1] for r in rows}
+
+
+_DETAILS = (
+    "rowid", "id", "surface", "chat_id", "message_id", "sender", "role", "text", "sent_at",
+    "vector", "asks", "dates", "context_rowid", "chunk_id",
+)  # fmt: skip
+
+
+def _details(conn, rowids: list[int]) -> list[dict[str, Any]]:
+    marks = ",".join("?" * len(rowids))
+    rows = conn.exec_driver_sql(
+        "SELECT c.rowid, c.id, c.surface, c.chat_id, c.message_id, c.sender, c.role, c.text, "
+        "c.sent_at, k.vector, k.asks, k.dates, k.context_rowid, ch.id "
+        "FROM captures c LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
+        "LEFT JOIN chunks ch ON ch.rowid = COALESCE(k.chunk_rowid, "
+        "(SELECT chunk_rowid FROM chunk_captures WHERE capture_rowid = c.rowid LIMIT 1)) "
+        f"WHERE c.rowid IN ({marks}) AND length(c.text) <= {TURN_CHARS}",
+        tuple(rowids),
+    ).all()
+    out = []
+    for r in rows:
+        row = dict(zip(_DETAILS, r, strict=True))
+        if not (row["text"] or "").strip():
+            continue
+        row["speaker"] = row.pop("sender") or row.pop("role")
+        row["sent_at"] = from_db_time(row["sent_at"])
+        row["dates"] = json.loads(row["dates"]) if row["dates"] else []
+        out.append(row)
+    return out
