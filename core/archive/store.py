@@ -199,7 +199,8 @@ class Archive:
             if not rows:
                 return done
             try:
-                vectors = self._embed(rows)
+                embedded = self._embed(rows)
+                vectors = embedded.chunks
                 ids = [r[0] for r in rows if r[0] in vectors]
                 self.services.vectorspace.upsert_vectors(
                     "archive",
@@ -211,11 +212,17 @@ class Archive:
                         if r[0] in vectors
                     ],
                 )
+                if embedded.turn_ids:
+                    self.services.vectorspace.upsert_vectors(
+                        "turns", embedded.turn_ids, embedded.turn_vectors, embedded.turn_meta
+                    )
             except EloraError as exc:
                 log.warning("archive indexing deferred for %d chunks: %s", len(rows), exc)
                 return done
             with self.db.session() as session:
-                session.connection().exec_driver_sql(
+                conn = session.connection()
+                turns.save(conn, embedded)
+                conn.exec_driver_sql(
                     "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                     [(r[0],) for r in rows],
                 )
@@ -228,14 +235,13 @@ class Archive:
                 if not chunk_ids:
                     return done
 
-    def _embed(self, rows: list[tuple]) -> dict:
+    def _embed(self, rows: list[tuple]) -> turns.Embedded:
         """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
         with self.db.session() as session:
             conn = session.connection()
             embed = turns.plan(conn, [(r[0], r[7], r[4], r[1]) for r in rows])
         vectors = self.services.vectorspace.embed_passages(embed.texts) if embed.texts else []
-        with self.db.session() as session:
-            return turns.finish(session.connection(), embed, vectors)
+        return turns.finish(embed, vectors)
 
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (

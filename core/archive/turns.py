@@ -62,10 +62,21 @@ class EmbedPlan:
 
     chunks: list[ChunkPlan]
     texts: list[str] = field(default_factory=list)
-    owners: list[tuple[str, int | str]] = field(
-        default_factory=list
-    )  # ("turn", rowid) | ("chunk", id)
+    # ("turn", capture rowid) or ("chunk", chunk id), one per text
+    owners: list[tuple[str, int | str]] = field(default_factory=list)
     stored: dict[int, np.ndarray] = field(default_factory=dict)  # turn vectors already known
+    meta: dict[int, tuple[str, dict]] = field(default_factory=dict)  # rowid: (capture id, meta)
+
+
+@dataclass
+class Embedded:
+    """A batch's vectors: one per chunk (for `archive`), one per new turn (for `turns`)."""
+
+    chunks: dict[str, np.ndarray]
+    fresh: dict[int, np.ndarray] = field(default_factory=dict)  # new turn vectors by rowid
+    turn_ids: list[str] = field(default_factory=list)
+    turn_vectors: list[np.ndarray] = field(default_factory=list)
+    turn_meta: list[dict] = field(default_factory=list)
 
 
 def plan(conn: Connection, chunks: list[tuple[str, int, str, str]]) -> EmbedPlan:
@@ -83,17 +94,19 @@ def plan(conn: Connection, chunks: list[tuple[str, int, str, str]]) -> EmbedPlan
             continue
         turns = _ensure_keys(conn, chunk_rowid)
         out.chunks.append(ChunkPlan(chunk_id, turn_rowids=[t[0] for t in turns]))
-        for rowid, blob, key_text in turns:
+        for rowid, blob, key_text, meta in turns:
             if blob is not None:
                 out.stored[rowid] = blob_vector(blob)
             elif ("turn", rowid) not in out.owners:
                 out.texts.append(key_text)
                 out.owners.append(("turn", rowid))
+                out.meta[rowid] = meta
     return out
 
 
-def finish(conn: Connection, embed: EmbedPlan, vectors: np.ndarray) -> dict[str, np.ndarray]:
-    """Store the new turn vectors; return each chunk's vector (the mean of its turns')."""
+def finish(embed: EmbedPlan, vectors: np.ndarray) -> Embedded:
+    """Each chunk's vector (the mean of its turns') and the new turn vectors (for the `turns`
+    collection, then `save` once the vector store has them)."""
     fresh: dict[int, np.ndarray] = {}
     whole: dict[str, np.ndarray] = {}
     for (kind, owner), vector in zip(embed.owners, vectors, strict=True):
@@ -101,37 +114,48 @@ def finish(conn: Connection, embed: EmbedPlan, vectors: np.ndarray) -> dict[str,
             fresh[int(owner)] = vector
         else:
             whole[str(owner)] = vector
-    if fresh:
-        conn.exec_driver_sql(
-            "UPDATE turn_keys SET vector = ? WHERE capture_rowid = ?",
-            [(vector_blob(v), rowid) for rowid, v in fresh.items()],
-        )
     known = {**embed.stored, **fresh}
-    result: dict[str, np.ndarray] = {}
+    result = Embedded(chunks={}, fresh=fresh)
     for chunk in embed.chunks:
         if chunk.text is not None:
-            result[chunk.chunk_id] = whole[chunk.chunk_id]
+            result.chunks[chunk.chunk_id] = whole[chunk.chunk_id]
             continue
         parts = [known[r] for r in chunk.turn_rowids if r in known]
         if not parts:
             continue
         mean = np.mean(parts, axis=0)
-        result[chunk.chunk_id] = mean / (np.linalg.norm(mean) or 1.0)
+        result.chunks[chunk.chunk_id] = mean / (np.linalg.norm(mean) or 1.0)
+    for rowid, vector in fresh.items():
+        capture_id, meta = embed.meta[rowid]
+        result.turn_ids.append(capture_id)
+        result.turn_vectors.append(vector)
+        result.turn_meta.append(meta)
     return result
 
 
-def _ensure_keys(conn: Connection, chunk_rowid: int) -> list[tuple[int, bytes | None, str]]:
-    """The chunk's messages as (rowid, stored vector, text to embed), creating missing keys."""
+def save(conn: Connection, embedded: Embedded) -> None:
+    """Keep the new turn vectors next to their keys (read back to score candidates)."""
+    if embedded.fresh:
+        conn.exec_driver_sql(
+            "UPDATE turn_keys SET vector = ? WHERE capture_rowid = ?",
+            [(vector_blob(v), rowid) for rowid, v in embedded.fresh.items()],
+        )
+
+
+def _ensure_keys(conn: Connection, chunk_rowid: int) -> list[tuple]:
+    """The chunk's messages as (rowid, stored vector, text to embed, (capture id, metadata)),
+    creating missing keys."""
     rows = conn.exec_driver_sql(
         "SELECT c.rowid, c.surface, c.chat_id, c.sender, c.role, c.text, c.sent_at, c.reply_to, "
-        "k.capture_rowid, k.vector, k.context_rowid FROM chunk_captures cc "
+        "k.capture_rowid, k.vector, k.context_rowid, c.id FROM chunk_captures cc "
         "JOIN captures c ON c.rowid = cc.capture_rowid "
         "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
         "WHERE cc.chunk_rowid = ? ORDER BY c.sent_at, c.rowid",
         (chunk_rowid,),
     ).all()
     out = []
-    for rowid, surface, chat_id, sender, role, text, sent_at, reply_to, known, blob, ctx in rows:
+    for row in rows:
+        rowid, surface, chat_id, sender, role, text, sent_at, reply_to, known, blob, ctx, cid = row
         sent = from_db_time(sent_at)
         if known is None:
             ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to)
@@ -143,8 +167,18 @@ def _ensure_keys(conn: Connection, chunk_rowid: int) -> list[tuple[int, bytes | 
                 "UPDATE turn_keys SET context_rowid = ?, chunk_rowid = ? WHERE capture_rowid = ?",
                 (ctx, chunk_rowid, rowid),
             )
-        out.append((rowid, blob, _key_text(conn, ctx, sender, role, text)))
+        meta = {
+            "chat_id": chat_id,
+            "surface": surface,
+            "sent_at": _epoch(sent),
+            "chunk": chunk_rowid,
+        }
+        out.append((rowid, blob, _key_text(conn, ctx, sender, role, text), (cid, meta)))
     return out
+
+
+def _epoch(moment: datetime) -> int:
+    return int((moment - datetime(1970, 1, 1)).total_seconds())
 
 
 def _context_of(conn, rowid, surface, chat_id, sent: datetime, reply_to) -> int | None:

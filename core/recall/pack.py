@@ -27,6 +27,7 @@ from core.recall.selection import attach_context, choose, group
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
 from core.recall.turn_search import Found, search_turns
+from core.recall.updates import latest_first
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ class PackBuilder:
         self.used_turns: set[int] = set()  # messages already shown (L2 and L3 never repeat one)
         self.chats = visible_chats(services, self.user_id)
         self.found: Found | None = None
+        self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -379,19 +381,25 @@ class PackBuilder:
         """Archive evidence: the turns the scores justify (see selection), parts of long texts."""
         if self.found is None:
             self.found = self._search(self.pack.time_window)
+            if self.classification.present_state:
+                self.found.turns, self.history = latest_first(
+                    self.services, self.question, self.query_vector, self.found.turns, self.chats
+                )
         turns = [
             t
             for t in self.found.turns
             if t.rowid not in self.used_turns and t.capture_id not in self.exclude
         ]
         items = group(choose(turns, stage, min_score))
+        for evidence in items:
+            evidence.history = self.history.get(evidence.first.rowid, [])
         shown = self.used_turns | {t.rowid for item in items for t in item.turns}
         attach_context(self.services, items, shown)
         added = 0
         for evidence in items:
             if self._add(layer, evidence_item(evidence)):
                 added += 1
-                self.used_turns.update(t.rowid for t in evidence.turns)
+                self.used_turns.update(t.rowid for t in [*evidence.turns, *evidence.history])
         for hit in self.found.parts:
             if hit.score < min_score or self._is_excluded(hit):
                 continue

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.archive.turns import TURN_CHARS, blob_vector
+from core.errors import EloraError
 from core.recall.archive_search import (
     LEXICAL_WEIGHT,
     VECTOR_WEIGHT,
@@ -35,8 +36,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WINDOW_FETCH = 40  # windows whose turns all become candidates
+WINDOW_FETCH = 20  # windows whose turns all become candidates
+DENSE_FETCH = 60  # single messages nearest to the question (the `turns` collection)
 LEXICAL_FETCH = 40  # single messages found by their words
+PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
 DATED_FETCH = 200  # messages naming a date inside the question's period
 # A turn's score: its own key and words, plus a share of its window's score (a turn inside a
 # window about the question is likelier evidence than the same words elsewhere), over 1 + share.
@@ -97,17 +100,23 @@ def search_turns(
 
 def _turns(services, query, query_vector, windows, window, chats) -> list[TurnHit]:
     match = fts_query(query)
+    near = nearest_turns(services, query_vector, DENSE_FETCH, window, chats)
     with services.db.session() as session:
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
-        lexical = _lexical(conn, match, window, chats) if match else {}
+        candidates |= set(rowids_of(conn, list(near)).values())
+        lexical = _lexical(conn, f"text : ({match})", window, chats) if match else {}
         candidates |= set(lexical)
         if window is not None and (window.start or window.end):
             candidates |= _dated(conn, window, chats)
         if not candidates:
             return []
         rows = _details(conn, sorted(candidates))
-        bm25 = {**_bm25(conn, match, [r["rowid"] for r in rows]), **lexical} if match else {}
+        bm25 = (
+            {**_bm25(conn, f"text : ({match})", [r["rowid"] for r in rows]), **lexical}
+            if match
+            else {}
+        )
         keyed = _key_bm25(conn, match, [r["rowid"] for r in rows]) if match else {}
     window_score = {h.chunk_id: h.score for h in windows}
     missing = sorted({r["chunk_id"] for r in rows if r["chunk_id"]} - set(window_score))
@@ -141,18 +150,124 @@ def _score(services, query, qvec, rows, bm25, keyed, window_score, window) -> li
             score += SPEAKER_BONUS
         if r["asks"]:
             score -= ASKS_PENALTY
+        row = {**r, "vector": vector}
         hits.append(
-            TurnHit(
-                rowid=r["rowid"], capture_id=r["id"], chunk_id=r["chunk_id"],
-                surface=r["surface"], chat_id=r["chat_id"], message_id=r["message_id"],
-                speaker=r["speaker"], text=r["text"], sent_at=r["sent_at"],
-                score=round(max(0.0, score), 4), similarity=sim, lexical=words, window=around,
-                asks=bool(r["asks"]), context_rowid=r["context_rowid"], dates=r["dates"],
-                vector=vector,
-            )
-        )  # fmt: skip
+            _hit(row, score=round(max(0.0, score), 4), similarity=sim, lexical=words, window=around)
+        )
     hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
     return hits
+
+
+def nearest_turns(
+    services: Services,
+    vector: np.ndarray | None,
+    fetch: int,
+    window: TimeWindow | None = None,
+    chats: Sequence[str] | None = None,
+    after: datetime | None = None,
+) -> dict[str, float]:
+    """The `fetch` turns nearest to a vector, sent in the window (after `after`), in the chats:
+    {capture id: cosine}. Probed unfiltered and filtered here; Chroma filters only if too few
+    pass (its filter costs CPU in proportion to the whole collection)."""
+    if vector is None:
+        return {}
+    low = max(
+        [_epoch(m) for m in (window.start if window else None, after) if m is not None],
+        default=None,
+    )
+    high = _epoch(window.end) if window is not None and window.end is not None else None
+    allowed = set(chats) if chats is not None else None
+
+    def passes(meta: dict) -> bool:
+        sent = meta.get("sent_at", 0)
+        return (
+            (low is None or sent >= low)
+            and (high is None or sent < high)
+            and (allowed is None or meta.get("chat_id") in allowed)
+        )
+
+    try:
+        probe = fetch * PROBE_FACTOR
+        hits = services.vectors.query("turns", vector.tolist(), probe)
+        kept = [h for h in hits if passes(h.metadata)]
+        filtered = low is not None or high is not None or allowed is not None
+        if filtered and len(kept) < fetch and len(hits) == probe:
+            clauses: list[dict] = []
+            if low is not None:
+                clauses.append({"sent_at": {"$gte": low}})
+            if high is not None:
+                clauses.append({"sent_at": {"$lt": high}})
+            if allowed is not None:
+                clauses.append({"chat_id": {"$in": sorted(allowed)}})
+            where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+            kept = services.vectors.query("turns", vector.tolist(), fetch, where)
+    except EloraError as exc:
+        log.warning("turn vector search failed, windows and words only: %s", exc)
+        return {}
+    return {h.id: h.similarity for h in kept[:fetch]}
+
+
+def _epoch(moment: datetime) -> int:
+    return int((moment - datetime(1970, 1, 1)).total_seconds())
+
+
+def rowids_of(conn, capture_ids: list[str]) -> dict[str, int]:
+    """Capture rowids by capture id."""
+    if not capture_ids:
+        return {}
+    marks = ",".join("?" * len(capture_ids))
+    rows = conn.exec_driver_sql(
+        f"SELECT id, rowid FROM captures WHERE id IN ({marks})", tuple(capture_ids)
+    ).all()
+    return {r[0]: r[1] for r in rows}
+
+
+def turn_hits(
+    services: Services,
+    capture_ids: list[str],
+    match: str | None,
+    *,
+    after: datetime | None = None,
+    chats: Sequence[str] | None = None,
+    limit: int = LEXICAL_FETCH,
+) -> list[TurnHit]:
+    """These turns, and the `limit` best by BM25 for `match` sent after `after`, unscored;
+    `lexical` holds their raw BM25 (0 when the words were not searched or not found)."""
+    with services.db.session() as session:
+        conn = session.connection()
+        ids = set(rowids_of(conn, capture_ids).values())
+        bm25: dict[int, float] = {}
+        if match:
+            window = TimeWindow("after", after, None) if after else None
+            bm25 = _lexical(conn, f"text : ({match})", window, chats, limit)
+            ids |= set(bm25)
+            missing = [i for i in ids if i not in bm25]
+            if missing:
+                bm25.update(_bm25(conn, f"text : ({match})", missing))
+        rows = _details(conn, sorted(ids)) if ids else []
+    return [_hit(r, lexical=bm25.get(r["rowid"], 0.0)) for r in rows]
+
+
+def _hit(row: dict[str, Any], **scores: Any) -> TurnHit:
+    """A candidate's details as a TurnHit (unscored unless `scores` says otherwise)."""
+    vector = row["vector"]
+    return TurnHit(
+        rowid=row["rowid"],
+        capture_id=row["id"],
+        chunk_id=row["chunk_id"],
+        surface=row["surface"],
+        chat_id=row["chat_id"],
+        message_id=row["message_id"],
+        speaker=row["speaker"],
+        text=row["text"],
+        sent_at=row["sent_at"],
+        score=scores.pop("score", 0.0),
+        asks=bool(row["asks"]),
+        context_rowid=row["context_rowid"],
+        dates=row["dates"],
+        vector=blob_vector(vector) if isinstance(vector, bytes) else vector,
+        **scores,
+    )
 
 
 def _inside(window: TimeWindow, sent_at: datetime, dates: list[dict[str, str]]) -> bool:
@@ -185,7 +300,9 @@ def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:
     return {r[0] for r in rows}
 
 
-def _lexical(conn, match: str, window: TimeWindow | None, chats) -> dict[int, float]:
+def _lexical(
+    conn, match: str, window: TimeWindow | None, chats, limit: int = LEXICAL_FETCH
+) -> dict[int, float]:
     """The best single messages by BM25 over their text and speaker: {rowid: raw bm25}."""
     sql = (
         "SELECT c.rowid, bm25(captures_fts) AS rank FROM captures_fts "
@@ -201,7 +318,7 @@ def _lexical(conn, match: str, window: TimeWindow | None, chats) -> dict[int, fl
         params.append(db_time(window.end))
     scope, extra = _scope_sql("c", chats)
     sql += scope + " ORDER BY rank LIMIT ?"
-    params += [*extra, LEXICAL_FETCH]
+    params += [*extra, limit]
     return {r[0]: r[1] for r in conn.exec_driver_sql(sql, tuple(params)).all()}
 
 

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 from core.errors import StorageError
 
-COLLECTIONS = ("memory", "archive", "ephemeral")
+COLLECTIONS = ("memory", "archive", "ephemeral", "turns")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,214 @@
+"""Latest value wins: for a question about how things are now, the newest statement first.
+
+Facts change ("new number", "the appointment moved to the 19th", "we go to The Crown these
+days"), and the statement that best matches a question is often the first one, which names the
+subject in full; the update that replaced it may not repeat the question's words at all. So the
+best-matching statements are taken as anchors, and later messages about the same subject are
+looked for from each anchor: close to it in meaning, sharing its distinctive words (people name
+what they update: "Karim", "Fitness Park", "EDF"), relevant to the question. A subject's newest
+statement comes first, the older ones follow as its dated history; a later message that only
+mentions an old value again (no change cue, no new words) does not become the current one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.recall.lexical import fold, fts_query, saturate_bm25, terms
+from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+ANCHORS = 3  # best statements whose successors are looked for
+ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
+SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
+MAX_CHAIN = 2  # a fact changed twice is followed twice
+SHARED_WORDS = 0.4  # saturated BM25 of the anchor's words: about one distinctive word shared
+CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
+RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
+SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
+SIMILAR = 0.6  # calibrated pair similarity for two ranked statements to be one subject
+
+CHANGE_CUE = re.compile(
+    r"\b(nouveau|nouvelle|nouveaux|nouvelles|change|changes|changee|changement|finalement|"
+    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
+    r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
+    r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
+    r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
+    r"replaced|postponed|rescheduled|pushed back|pulled forward|brought forward|cancelled|"
+    r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
+    r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
+    r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
+    r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
+)
+# Words that hold a value even in lower case: days, months, times.
+_VALUE_WORDS = re.compile(
+    r"\b(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|"
+    r"novembre|decembre|january|february|march|april|june|july|august|september|october|"
+    r"november|december|\d+h\d*)\b"
+)
+
+
+def has_change_cue(text: str) -> bool:
+    """Whether a message says that something changed (French or English)."""
+    return bool(CHANGE_CUE.search(fold(text)))
+
+
+@dataclass
+class Subject:
+    """Statements of one fact: the newest first, then the older ones (newest to oldest)."""
+
+    current: TurnHit
+    older: list[TurnHit] = field(default_factory=list)
+    score: float = 0.0
+
+
+def latest_first(
+    services: Services,
+    question: str,
+    query_vector: np.ndarray | None,
+    ranked: list[TurnHit],
+    chats: list[str] | None,
+) -> tuple[list[TurnHit], dict[int, list[TurnHit]]]:
+    """The ranking with each subject's newest statement where its best one stood; returns the
+    new ranking and, by current turn rowid, the older statements it replaces."""
+    if not ranked or query_vector is None:
+        return ranked, {}
+    best = ranked[0].score
+    anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
+    subjects: list[Subject] = []
+    claimed: set[int] = set()
+    for anchor in anchors:
+        if anchor.rowid in claimed:
+            continue
+        members = [anchor, *_successors(services, question, query_vector, anchor, chats, claimed)]
+        members += [
+            t
+            for t in ranked
+            if t.rowid not in claimed
+            and t not in members
+            and t.vector is not None
+            and services.embedder.calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
+            and _shares_words(anchor, t)
+        ]
+        claimed.update(t.rowid for t in members)
+        subjects.append(_order(members, max(t.score for t in members)))
+    if not subjects:
+        return ranked, {}
+    return _rerank(ranked, subjects)
+
+
+def _successors(services, question, qvec, anchor: TurnHit, chats, claimed) -> list[TurnHit]:
+    """Later messages that state the anchor's subject anew (see the module docstring): linked
+    to the anchor by its distinctive words or close meaning, relevant to the question, and
+    saying a value or a change; the best one, then its own successor (a fact changed twice)."""
+    chain: list[TurnHit] = []
+    head = anchor
+    while len(chain) < MAX_CHAIN:
+        found = _best_successor(services, qvec, head, chats, claimed | {t.rowid for t in chain})
+        if found is None:
+            return chain
+        found.score = anchor.score
+        chain.append(found)
+        head = found
+    return chain
+
+
+def _best_successor(services, qvec, head: TurnHit, chats, taken: set[int]) -> TurnHit | None:
+    near = nearest_turns(services, head.vector, SUCCESSOR_FETCH, chats=chats, after=head.sent_at)
+    later = turn_hits(
+        services, list(near), fts_query(head.text), after=head.sent_at, chats=chats,
+        limit=SUCCESSOR_FETCH,
+    )  # fmt: skip
+    bm25 = dict(
+        zip([t.rowid for t in later], saturate_bm25([t.lexical for t in later]), strict=True)
+    )
+    calibrate = services.embedder.calibrate
+    best, best_score = None, 0.0
+    for t in later:
+        if (
+            t.rowid in taken
+            or t.rowid == head.rowid
+            or t.vector is None
+            or t.sent_at <= head.sent_at
+        ):
+            continue
+        relevance = calibrate(float(t.vector @ qvec))
+        closeness = calibrate(float(t.vector @ head.vector), "pair")
+        words = bm25.get(t.rowid, 0.0)
+        linked = words >= SHARED_WORDS or closeness >= CLOSE
+        states = has_change_cue(t.text) or bool(_values(t) - _values(head))
+        if not (linked and states and relevance >= RELEVANT):
+            continue
+        score = relevance + closeness + words + (SAME_CHAT if t.chat_id == head.chat_id else 0.0)
+        if score > best_score:
+            best, best_score = t, score
+    return best
+
+
+def _distinct(text: str) -> set[str]:
+    return {w for w in terms(text) if len(w) > 2}
+
+
+def _shares_words(a: TurnHit, b: TurnHit) -> bool:
+    return bool(_distinct(a.text) & _distinct(b.text))
+
+
+def _order(members: list[TurnHit], score: float) -> Subject:
+    """The current statement: the newest that changes something; a later message that only
+    repeats words of older statements, without a change cue, is a mention of an old value."""
+    members = sorted(members, key=lambda t: t.sent_at, reverse=True)
+    current = members[0]
+    for candidate in members:
+        older = [t for t in members if t.sent_at < candidate.sent_at]
+        seen = set().union(*(_distinct(t.text) for t in older)) if older else set()
+        new_words = _distinct(candidate.text) - seen
+        if has_change_cue(candidate.text) or not older or new_words & _values(candidate):
+            current = candidate
+            break
+    older = [t for t in members if t is not current]
+    return Subject(current, older, score)
+
+
+_SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
+
+
+def _values(turn: TurnHit) -> set[str]:
+    """The words of a turn that hold a value: numbers, times, days, months, and names (a
+    capital where no sentence starts)."""
+    values = set(_VALUE_WORDS.findall(fold(turn.text)))
+    for m in re.finditer(r"[\w'-]+", turn.text):
+        word = m.group(0)
+        capital = word[0].isupper() and not _SENTENCE_START.search(turn.text[: m.start()])
+        if capital or any(c.isdigit() for c in word):
+            values.update(terms(word))
+    return values
+
+
+def _rerank(ranked: list[TurnHit], subjects: list[Subject]):
+    by_member = {t.rowid: s for s in subjects for t in [s.current, *s.older]}
+    out: list[TurnHit] = []
+    placed: set[int] = set()
+    history: dict[int, list[TurnHit]] = {}
+    for turn in ranked:
+        subject = by_member.get(turn.rowid)
+        if subject is None:
+            out.append(turn)
+            continue
+        if subject.current.rowid in placed:
+            continue
+        subject.current.score = max(subject.score, subject.current.score)
+        out.append(subject.current)
+        placed.add(subject.current.rowid)
+        history[subject.current.rowid] = subject.older
+    for subject in subjects:  # a subject whose members were all found as successors
+        if subject.current.rowid not in placed:
+            out.insert(0, subject.current)
+            history[subject.current.rowid] = subject.older
+    return out, history
