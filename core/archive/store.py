@@ -239,7 +239,8 @@ class Archive:
         """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
         with self.db.session() as session:
             conn = session.connection()
-            embed = turns.plan(conn, [(r[0], r[7], r[4], r[1]) for r in rows])
+            gap = timedelta(minutes=self.settings.window_gap_minutes)
+            embed = turns.plan(conn, [(r[0], r[7], r[4], r[1]) for r in rows], gap)
         vectors = self.services.vectorspace.embed_passages(embed.texts) if embed.texts else []
         return turns.finish(embed, vectors)
 

@@ -20,8 +20,9 @@ from sqlalchemy import Connection
 from core.archive.dates import date_key, resolve_dates
 from core.storage.db import db_time, from_db_time
 
-# The turn answered is read back at most this far: a reply a day later still answers it.
-CONTEXT_GAP = timedelta(hours=24)
+# A message answers the one before it when it follows within a conversation's gap (the window
+# gap, 45 minutes by default); after a longer silence it starts something new and is read alone.
+# An explicit reply always has its context.
 CONTEXT_CHARS = 240  # of the answered turn, kept next to the turn in its key (its end)
 TURN_CHARS = 1500  # longer messages are split into parts and searched as parts
 _CAPTION = re.compile(r"\[[^\]]*\]")
@@ -79,7 +80,7 @@ class Embedded:
     turn_meta: list[dict] = field(default_factory=list)
 
 
-def plan(conn: Connection, chunks: list[tuple[str, int, str, str]]) -> EmbedPlan:
+def plan(conn: Connection, chunks: list[tuple[str, int, str, str]], gap: timedelta) -> EmbedPlan:
     """Make sure every message of these chunks has a turn key; list the texts to embed.
 
     `chunks` holds (chunk id, chunk rowid, kind, text). Parts of long texts are embedded whole;
@@ -92,7 +93,7 @@ def plan(conn: Connection, chunks: list[tuple[str, int, str, str]]) -> EmbedPlan
             out.texts.append(text)
             out.owners.append(("chunk", chunk_id))
             continue
-        turns = _ensure_keys(conn, chunk_rowid)
+        turns = _ensure_keys(conn, chunk_rowid, gap)
         out.chunks.append(ChunkPlan(chunk_id, turn_rowids=[t[0] for t in turns]))
         for rowid, blob, key_text, meta in turns:
             if blob is not None:
@@ -142,7 +143,7 @@ def save(conn: Connection, embedded: Embedded) -> None:
         )
 
 
-def _ensure_keys(conn: Connection, chunk_rowid: int) -> list[tuple]:
+def _ensure_keys(conn: Connection, chunk_rowid: int, gap: timedelta) -> list[tuple]:
     """The chunk's messages as (rowid, stored vector, text to embed, (capture id, metadata)),
     creating missing keys."""
     rows = conn.exec_driver_sql(
@@ -158,11 +159,11 @@ def _ensure_keys(conn: Connection, chunk_rowid: int) -> list[tuple]:
         rowid, surface, chat_id, sender, role, text, sent_at, reply_to, known, blob, ctx, cid = row
         sent = from_db_time(sent_at)
         if known is None:
-            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to)
+            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to, gap)
             _insert_key(conn, rowid, chunk_rowid, ctx, text, sent)
             blob = None
         elif blob is None and ctx is None:
-            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to)
+            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to, gap)
             conn.exec_driver_sql(
                 "UPDATE turn_keys SET context_rowid = ?, chunk_rowid = ? WHERE capture_rowid = ?",
                 (ctx, chunk_rowid, rowid),
@@ -181,7 +182,7 @@ def _epoch(moment: datetime) -> int:
     return int((moment - datetime(1970, 1, 1)).total_seconds())
 
 
-def _context_of(conn, rowid, surface, chat_id, sent: datetime, reply_to) -> int | None:
+def _context_of(conn, rowid, surface, chat_id, sent: datetime, reply_to, gap) -> int | None:
     """The turn this message answers: the one it replies to, else the chat's previous message."""
     if reply_to is not None:
         row = conn.exec_driver_sql(
@@ -196,7 +197,7 @@ def _context_of(conn, rowid, surface, chat_id, sent: datetime, reply_to) -> int 
         "AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) ORDER BY sent_at DESC, rowid DESC LIMIT 1",
         (chat_id, surface, when, when, rowid),
     ).first()
-    if row is None or sent - from_db_time(row[1]) > CONTEXT_GAP:
+    if row is None or sent - from_db_time(row[1]) > gap:
         return None
     return row[0]
 

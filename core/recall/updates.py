@@ -30,8 +30,10 @@ SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
 MAX_CHAIN = 2  # a fact changed twice is followed twice
 SHARED_WORDS = 0.4  # saturated BM25 of the anchor's words: about one distinctive word shared
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
-RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
+RELEVANT = 0.0  # calibrated relevance to the question a successor needs on its own
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
+WORDS_WEIGHT = 2.0
+CUE_WEIGHT = 0.3
 SIMILAR = 0.6  # calibrated pair similarity for two ranked statements to be one subject
 
 CHANGE_CUE = re.compile(
@@ -143,10 +145,13 @@ def _best_successor(services, qvec, head: TurnHit, chats, taken: set[int]) -> Tu
         closeness = calibrate(float(t.vector @ head.vector), "pair")
         words = bm25.get(t.rowid, 0.0)
         linked = words >= SHARED_WORDS or closeness >= CLOSE
-        states = has_change_cue(t.text) or bool(_values(t) - _values(head))
-        if not (linked and states and relevance >= RELEVANT):
+        cue = has_change_cue(t.text)
+        if not (linked and (cue or _values(t) - _values(head)) and relevance >= RELEVANT):
             continue
-        score = relevance + closeness + words + (SAME_CHAT if t.chat_id == head.chat_id else 0.0)
+        # Shared distinctive words and a change cue are the surest links: a turn's meaning
+        # also carries the turn it answers, so closeness alone drifts to unrelated chatter.
+        score = relevance + closeness + WORDS_WEIGHT * words + CUE_WEIGHT * cue
+        score += SAME_CHAT if t.chat_id == head.chat_id else 0.0
         if score > best_score:
             best, best_score = t, score
     return best
