@@ -248,6 +248,17 @@ def turn_hits(
     return [_hit(r, lexical=bm25.get(r["rowid"], 0.0)) for r in rows]
 
 
+def shared_words(services: Services, text: str, rowids: list[int]) -> dict[int, float]:
+    """How strongly each of these turns shares the distinctive words of `text` (saturated BM25,
+    so a common word such as a frequent name counts for little)."""
+    match = fts_query(text)
+    if not match or not rowids:
+        return {}
+    with services.db.session() as session:
+        raw = _bm25(session.connection(), f"text : ({match})", rowids)
+    return dict(zip(raw, saturate_bm25(list(raw.values())), strict=True))
+
+
 def _hit(row: dict[str, Any], **scores: Any) -> TurnHit:
     """A candidate's details as a TurnHit (unscored unless `scores` says otherwise)."""
     vector = row["vector"]

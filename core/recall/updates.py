@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.recall.lexical import fold, fts_query, saturate_bm25, terms
-from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
+from core.recall.turn_search import TurnHit, nearest_turns, shared_words, turn_hits
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -27,17 +27,19 @@ if TYPE_CHECKING:
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
-MAX_CHAIN = 2  # a fact changed twice is followed twice
+MAX_CHAIN = 1  # one successor per anchor (a second hop drifts); anchors cover a second change
 SHARED_WORDS = 0.4  # saturated BM25 of the anchor's words: about one distinctive word shared
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
-RELEVANT = 0.0  # calibrated relevance to the question a successor needs on its own
+RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
 CUE_WEIGHT = 0.3
-SIMILAR = 0.6  # calibrated pair similarity for two ranked statements to be one subject
+SIMILAR = 0.7  # calibrated pair similarity for two ranked statements to be one subject
+BAND_GAP = 0.3  # ranked statements joined to a subject score within this of the best
+MAX_HISTORY = 3  # older statements shown with the current one (the newest of them)
 
 CHANGE_CUE = re.compile(
-    r"\b(nouveau|nouvelle|nouveaux|nouvelles|change|changes|changee|changement|finalement|"
+    r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
     r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
     r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
     r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
@@ -90,20 +92,28 @@ def latest_first(
         if anchor.rowid in claimed:
             continue
         members = [anchor, *_successors(services, question, query_vector, anchor, chats, claimed)]
-        members += [
-            t
-            for t in ranked
-            if t.rowid not in claimed
-            and t not in members
-            and t.vector is not None
-            and services.embedder.calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
-            and _shares_words(anchor, t)
-        ]
+        known = {t.rowid for t in members}
+        members += _band(services, anchor, ranked, best, claimed | known)
         claimed.update(t.rowid for t in members)
         subjects.append(_order(members, max(t.score for t in members)))
     if not subjects:
         return ranked, {}
     return _rerank(ranked, subjects)
+
+
+def _band(services, anchor: TurnHit, ranked: list[TurnHit], best: float, taken) -> list[TurnHit]:
+    """Ranked statements of the anchor's subject: near the top, close to it in meaning and
+    sharing its distinctive words (not merely a name everyone uses)."""
+    near = [
+        t
+        for t in ranked
+        if t.score >= best - BAND_GAP
+        and t.rowid not in taken
+        and t.vector is not None
+        and services.embedder.calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
+    ]
+    words = shared_words(services, anchor.text, [t.rowid for t in near])
+    return [t for t in near if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 
 def _successors(services, question, qvec, anchor: TurnHit, chats, claimed) -> list[TurnHit]:
@@ -144,9 +154,14 @@ def _best_successor(services, qvec, head: TurnHit, chats, taken: set[int]) -> Tu
         relevance = calibrate(float(t.vector @ qvec))
         closeness = calibrate(float(t.vector @ head.vector), "pair")
         words = bm25.get(t.rowid, 0.0)
-        linked = words >= SHARED_WORDS or closeness >= CLOSE
         cue = has_change_cue(t.text)
-        if not (linked and (cue or _values(t) - _values(head)) and relevance >= RELEVANT):
+        # People name what they update ("Karim", "Fitness Park"): an update shares words with
+        # the statement it replaces, and says that something changed (a cue) or restates it
+        # closely with a new value ("the standup is at 9:45" after "... at 9:15"). A later
+        # message merely on the same topic is not an update.
+        if words < SHARED_WORDS or relevance < RELEVANT:
+            continue
+        if not (cue or (closeness >= CLOSE and _values(t) - _values(head))):
             continue
         # Shared distinctive words and a change cue are the surest links: a turn's meaning
         # also carries the turn it answers, so closeness alone drifts to unrelated chatter.
@@ -158,11 +173,7 @@ def _best_successor(services, qvec, head: TurnHit, chats, taken: set[int]) -> Tu
 
 
 def _distinct(text: str) -> set[str]:
-    return {w for w in terms(text) if len(w) > 2}
-
-
-def _shares_words(a: TurnHit, b: TurnHit) -> bool:
-    return bool(_distinct(a.text) & _distinct(b.text))
+    return {w for w in terms(text) if len(w) > 2 or w.isdigit()}
 
 
 def _order(members: list[TurnHit], score: float) -> Subject:
@@ -177,8 +188,9 @@ def _order(members: list[TurnHit], score: float) -> Subject:
         if has_change_cue(candidate.text) or not older or new_words & _values(candidate):
             current = candidate
             break
-    older = [t for t in members if t is not current]
-    return Subject(current, older, score)
+    older = [t for t in members if t is not current and t.sent_at < current.sent_at]
+    later = [t for t in members if t is not current and t.sent_at >= current.sent_at]
+    return Subject(current, (older + later)[:MAX_HISTORY], score)
 
 
 _SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
