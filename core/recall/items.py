@@ -181,7 +181,10 @@ def evidence_item(evidence: Evidence) -> dict[str, Any]:
                 "speaker": t.speaker,
                 "text": t.text,
                 "date": _iso(t.sent_at),
-                "until": _iso(evidence.first.sent_at),
+                "status": "superseded" if t.sent_at < evidence.first.sent_at else "mentioned",
+                "valid_to": _iso(evidence.first.sent_at)
+                if t.sent_at < evidence.first.sent_at
+                else None,
             }
             for t in evidence.history
         ]

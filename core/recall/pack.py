@@ -18,8 +18,9 @@ from sqlmodel import col, select
 
 from core.errors import EloraError
 from core.memory.tiers import judge
-from core.recall.archive_search import attach_neighbours, search_archive
+from core.recall.archive_search import attach_neighbours
 from core.recall.classifier import Classification, classify
+from core.recall.events import event_date
 from core.recall.items import archive_item, entry_item, evidence_item, item_tokens
 from core.recall.lexical import terms
 from core.recall.scope import visible_chats
@@ -327,8 +328,7 @@ class PackBuilder:
                 vector = self.services.embedder.embed_query(anchor)
             except EloraError:
                 vector = None
-        found = search_archive(self.services, anchor, vector, limit=1, chats=self.chats)
-        return found[0].first_at if found and found[0].score >= WEAK_SCORE else None
+        return event_date(self.services, anchor, vector, self.chats, WEAK_SCORE)
 
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
         layer.ran = True

@@ -248,15 +248,20 @@ def turn_hits(
     return [_hit(r, lexical=bm25.get(r["rowid"], 0.0)) for r in rows]
 
 
-def shared_words(services: Services, text: str, rowids: list[int]) -> dict[int, float]:
-    """How strongly each of these turns shares the distinctive words of `text` (saturated BM25,
-    so a common word such as a frequent name counts for little)."""
-    match = fts_query(text)
+def shared_words(services: Services, anchor: TurnHit, rowids: list[int]) -> dict[int, float]:
+    """How much of the anchor's distinctive wording each of these turns shares: their BM25 for
+    the anchor's words over the anchor's own (1 = as strong a match as the anchor itself).
+    BM25 weighs a rare name above a word everyone uses; the ratio does not depend on the size of
+    the archive."""
+    match = fts_query(anchor.text)
     if not match or not rowids:
         return {}
     with services.db.session() as session:
-        raw = _bm25(session.connection(), f"text : ({match})", rowids)
-    return dict(zip(raw, saturate_bm25(list(raw.values())), strict=True))
+        raw = _bm25(session.connection(), f"text : ({match})", [*rowids, anchor.rowid])
+    own = raw.pop(anchor.rowid, None)
+    if not own:
+        return {}
+    return {rowid: min(1.0, score / own) for rowid, score in raw.items()}
 
 
 def _hit(row: dict[str, Any], **scores: Any) -> TurnHit:

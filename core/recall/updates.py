@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.recall.lexical import fold, fts_query, saturate_bm25, terms
+from core.recall.lexical import fold, fts_query, terms
 from core.recall.turn_search import TurnHit, nearest_turns, shared_words, turn_hits
 
 if TYPE_CHECKING:
@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
-MAX_CHAIN = 1  # one successor per anchor (a second hop drifts); anchors cover a second change
-SHARED_WORDS = 0.4  # saturated BM25 of the anchor's words: about one distinctive word shared
+SHARED_WORDS = 0.2  # share of the anchor's own word match (turn_search.shared_words)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
+# Saying that something changed needs less: one shared name, or some closeness in meaning.
+CUE_WORDS = 0.1
+CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
@@ -86,90 +88,97 @@ def latest_first(
         return ranked, {}
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
+    near = [t for t in ranked if t.score >= best - BAND_GAP and t.vector is not None]
     subjects: list[Subject] = []
     claimed: set[int] = set()
     for anchor in anchors:
         if anchor.rowid in claimed:
             continue
-        members = [anchor, *_successors(services, question, query_vector, anchor, chats, claimed)]
-        known = {t.rowid for t in members}
-        members += _band(services, anchor, ranked, best, claimed | known)
+        members = [anchor]
+        later = _successor(services, query_vector, anchor, chats, claimed)
+        if later is not None:
+            later.score = anchor.score
+            members.append(later)
+        others = [t for t in near if t.rowid not in claimed and t.rowid != anchor.rowid]
+        members += _replaced(services, query_vector, anchor, others)
+        members += _restatements(services, anchor, others, {t.rowid for t in members})
         claimed.update(t.rowid for t in members)
-        subjects.append(_order(members, max(t.score for t in members)))
+        if len(members) > 1:
+            subjects.append(_order(members, max(t.score for t in members)))
     if not subjects:
         return ranked, {}
     return _rerank(ranked, subjects)
 
 
-def _band(services, anchor: TurnHit, ranked: list[TurnHit], best: float, taken) -> list[TurnHit]:
-    """Ranked statements of the anchor's subject: near the top, close to it in meaning and
-    sharing its distinctive words (not merely a name everyone uses)."""
-    near = [
-        t
-        for t in ranked
-        if t.score >= best - BAND_GAP
-        and t.rowid not in taken
-        and t.vector is not None
-        and services.embedder.calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
-    ]
-    words = shared_words(services, anchor.text, [t.rowid for t in near])
-    return [t for t in near if words.get(t.rowid, 0.0) >= SHARED_WORDS]
+def _update_score(services, qvec, old: TurnHit, new: TurnHit, words: float) -> float | None:
+    """How surely `new` updates `old` (None: it does not).
+
+    People name what they update ("Karim", "Fitness Park"), so an update shares words with the
+    statement it replaces; and it says that something changed (a cue), or restates it closely
+    with a new value ("the standup is at 9:45" after "... at 9:15"). A later message merely on
+    the same topic is not an update. Closeness in meaning is weighed less than shared words: a
+    turn's meaning also carries the turn it answers, which drifts to unrelated chatter.
+    """
+    if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
+        return None
+    calibrate = services.embedder.calibrate
+    relevance = calibrate(float(new.vector @ qvec))
+    closeness = calibrate(float(new.vector @ old.vector), "pair")
+    if relevance < RELEVANT:
+        return None
+    cue = has_change_cue(new.text)
+    if cue:
+        linked = words >= CUE_WORDS or closeness >= CUE_CLOSE
+    else:
+        fresh = _values(new) - _distinct(old.text)
+        linked = words >= SHARED_WORDS and closeness >= CLOSE and bool(fresh)
+    if not linked:
+        return None
+    score = relevance + closeness + WORDS_WEIGHT * words + CUE_WEIGHT * cue
+    return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
 
 
-def _successors(services, question, qvec, anchor: TurnHit, chats, claimed) -> list[TurnHit]:
-    """Later messages that state the anchor's subject anew (see the module docstring): linked
-    to the anchor by its distinctive words or close meaning, relevant to the question, and
-    saying a value or a change; the best one, then its own successor (a fact changed twice)."""
-    chain: list[TurnHit] = []
-    head = anchor
-    while len(chain) < MAX_CHAIN:
-        found = _best_successor(services, qvec, head, chats, claimed | {t.rowid for t in chain})
-        if found is None:
-            return chain
-        found.score = anchor.score
-        chain.append(found)
-        head = found
-    return chain
-
-
-def _best_successor(services, qvec, head: TurnHit, chats, taken: set[int]) -> TurnHit | None:
-    near = nearest_turns(services, head.vector, SUCCESSOR_FETCH, chats=chats, after=head.sent_at)
+def _successor(services, qvec, anchor: TurnHit, chats, taken: set[int]) -> TurnHit | None:
+    """The later message anywhere in the archive that most surely updates the anchor."""
+    near = nearest_turns(
+        services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
+    )
     later = turn_hits(
-        services, list(near), fts_query(head.text), after=head.sent_at, chats=chats,
+        services, list(near), fts_query(anchor.text), after=anchor.sent_at, chats=chats,
         limit=SUCCESSOR_FETCH,
     )  # fmt: skip
-    bm25 = dict(
-        zip([t.rowid for t in later], saturate_bm25([t.lexical for t in later]), strict=True)
-    )
+    words = shared_words(services, anchor, [t.rowid for t in later])
+    scored = [
+        (_update_score(services, qvec, anchor, t, words.get(t.rowid, 0.0)), t)
+        for t in later
+        if t.rowid not in taken and t.rowid != anchor.rowid
+    ]
+    scored = [(score, t) for score, t in scored if score is not None]
+    return max(scored, key=lambda x: x[0])[1] if scored else None
+
+
+def _replaced(services, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
+    """Older ranked statements the anchor updates (the newest one ranked first)."""
+    older = [t for t in others if t.sent_at < anchor.sent_at]
+    replaced = []
+    for old in older:
+        words = shared_words(services, old, [anchor.rowid]).get(anchor.rowid, 0.0)
+        if _update_score(services, qvec, old, anchor, words) is not None:
+            replaced.append(old)
+    return replaced
+
+
+def _restatements(services, anchor: TurnHit, others: list[TurnHit], taken) -> list[TurnHit]:
+    """Ranked statements that say the anchor's thing again: close in meaning and sharing its
+    distinctive words (not merely a name everyone uses)."""
     calibrate = services.embedder.calibrate
-    best, best_score = None, 0.0
-    for t in later:
-        if (
-            t.rowid in taken
-            or t.rowid == head.rowid
-            or t.vector is None
-            or t.sent_at <= head.sent_at
-        ):
-            continue
-        relevance = calibrate(float(t.vector @ qvec))
-        closeness = calibrate(float(t.vector @ head.vector), "pair")
-        words = bm25.get(t.rowid, 0.0)
-        cue = has_change_cue(t.text)
-        # People name what they update ("Karim", "Fitness Park"): an update shares words with
-        # the statement it replaces, and says that something changed (a cue) or restates it
-        # closely with a new value ("the standup is at 9:45" after "... at 9:15"). A later
-        # message merely on the same topic is not an update.
-        if words < SHARED_WORDS or relevance < RELEVANT:
-            continue
-        if not (cue or (closeness >= CLOSE and _values(t) - _values(head))):
-            continue
-        # Shared distinctive words and a change cue are the surest links: a turn's meaning
-        # also carries the turn it answers, so closeness alone drifts to unrelated chatter.
-        score = relevance + closeness + WORDS_WEIGHT * words + CUE_WEIGHT * cue
-        score += SAME_CHAT if t.chat_id == head.chat_id else 0.0
-        if score > best_score:
-            best, best_score = t, score
-    return best
+    close = [
+        t
+        for t in others
+        if t.rowid not in taken and calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
+    ]
+    words = shared_words(services, anchor, [t.rowid for t in close])
+    return [t for t in close if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 
 def _distinct(text: str) -> set[str]:
