@@ -22,7 +22,7 @@ from core.recall.archive_search import attach_neighbours
 from core.recall.classifier import Classification, classify
 from core.recall.events import event_date
 from core.recall.items import archive_item, entry_item, evidence_item, item_tokens
-from core.recall.lexical import terms
+from core.recall.lexical import fold, terms
 from core.recall.scope import visible_chats
 from core.recall.selection import attach_context, choose, group
 from core.recall.timeparse import TimeWindow, anchored
@@ -306,7 +306,7 @@ class PackBuilder:
         window = self.pack.time_window
         if window is None or not window.anchor:
             return
-        moment = self._date_of(window.anchor)
+        moment = self._date_of(self._as_written(window.anchor))
         if moment is None:
             self.pack.advice.setdefault("reasons", []).append(
                 f"could not date '{window.anchor}': ask when it happened"
@@ -328,7 +328,15 @@ class PackBuilder:
                 vector = self.services.embedder.embed_query(anchor)
             except EloraError:
                 vector = None
-        return event_date(self.services, anchor, vector, self.chats, WEAK_SCORE)
+        return event_date(self.services, anchor, vector, self.chats, ARCHIVE_MIN_SCORE)
+
+    def _as_written(self, phrase: str) -> str:
+        """A phrase of the folded question as the question writes it (accents and case help the
+        embedding); folding keeps positions for French and English text."""
+        start = fold(self.question).replace("’", "'").find(phrase)
+        if start < 0:
+            return phrase
+        return self.question[start : start + len(phrase)]
 
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
         layer.ran = True
