@@ -278,13 +278,18 @@ class PackBuilder:
         return [r for r in rows if self._visible(r)]
 
     def _visible(self, entry: MemoryEntry) -> bool:
-        """Entries scoped to another user or chat stay out of this pack."""
+        """Entries scoped to another user or chat stay out of this pack; for anyone but the
+        operator, so do entries learned from chats they cannot recall (or from nowhere they
+        took part in: the operator's own canon)."""
         kind, _, value = entry.scope.partition(":")
         if kind == "user" and self.user_id is not None:
             return value == self.user_id
         if kind == "chat" and self.chat_id is not None:
             return value == self.chat_id
-        return True
+        if self.chats is None:
+            return True
+        chats = {str(s["chat_id"]) for s in entry.sources if s.get("chat_id") is not None}
+        return bool(chats) and chats <= set(self.chats)
 
     def _l1(self, layer: Layer) -> None:
         layer.ran = True

@@ -93,3 +93,22 @@ def test_a_chat_a_user_imported_is_theirs(shared, tmp_path):
     assert "904" in visible_chats(shared, GUEST)
     pack = build_pack(shared, "C'est quoi le code wifi du chalet ?", user_id=GUEST)
     assert "904" in _chats(pack)
+
+
+def test_an_entry_learned_from_a_chat_the_guest_cannot_recall_stays_out(shared):
+    from core.memory.api import save_memory
+    from tests.core.memory.helpers import entry
+
+    source = {"surface": "telegram", "chat_id": "900", "message_id": "1", "date": "2024-06-01"}
+    save_memory(
+        shared,
+        entry(
+            "fact.coffre", "Le code du coffre à la banque est 4242", importance=4, sources=[source]
+        ),
+    )
+
+    guest = build_pack(shared, "C'est quoi le code du coffre ?", user_id=GUEST)
+    operator = build_pack(shared, "C'est quoi le code du coffre ?", user_id=OPERATOR)
+
+    assert "fact.coffre" not in guest.item_ids()
+    assert "fact.coffre" in operator.item_ids()
