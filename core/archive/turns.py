@@ -148,33 +148,49 @@ def _ensure_keys(conn: Connection, chunk_rowid: int, gap: timedelta) -> list[tup
     creating missing keys."""
     rows = conn.exec_driver_sql(
         "SELECT c.rowid, c.surface, c.chat_id, c.sender, c.role, c.text, c.sent_at, c.reply_to, "
-        "k.capture_rowid, k.vector, k.context_rowid, c.id FROM chunk_captures cc "
+        "k.capture_rowid, k.vector, k.context_rowid, c.id, k.facts FROM chunk_captures cc "
         "JOIN captures c ON c.rowid = cc.capture_rowid "
         "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
         "WHERE cc.chunk_rowid = ? ORDER BY c.sent_at, c.rowid",
         (chunk_rowid,),
     ).all()
     out = []
+    previous = None  # (rowid, sent, sender, role, text): a window's messages follow each other
     for row in rows:
-        rowid, surface, chat_id, sender, role, text, sent_at, reply_to, known, blob, ctx, cid = row
+        rowid, surface, chat_id, sender, role, text, sent_at, reply_to, known, blob, ctx, cid = row[
+            :12
+        ]
+        facts = json.loads(row[12]) if row[12] else []
         sent = from_db_time(sent_at)
-        if known is None:
-            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to, gap)
-            _insert_key(conn, rowid, chunk_rowid, ctx, text, sent)
+        if known is None or (blob is None and ctx is None):
+            if reply_to is None and previous is not None:
+                ctx = previous[0] if sent - previous[1] <= gap else None
+            else:
+                ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to, gap)
+            if known is None:
+                _insert_key(conn, rowid, chunk_rowid, ctx, text, sent)
+            else:
+                conn.exec_driver_sql(
+                    "UPDATE turn_keys SET context_rowid = ?, chunk_rowid = ? "
+                    "WHERE capture_rowid = ?",
+                    (ctx, chunk_rowid, rowid),
+                )
             blob = None
-        elif blob is None and ctx is None:
-            ctx = _context_of(conn, rowid, surface, chat_id, sent, reply_to, gap)
-            conn.exec_driver_sql(
-                "UPDATE turn_keys SET context_rowid = ?, chunk_rowid = ? WHERE capture_rowid = ?",
-                (ctx, chunk_rowid, rowid),
-            )
         meta = {
             "chat_id": chat_id,
             "surface": surface,
             "sent_at": _epoch(sent),
             "chunk": chunk_rowid,
         }
-        out.append((rowid, blob, _key_text(conn, ctx, sender, role, text), (cid, meta)))
+        if blob is None:
+            before = previous[2:] if previous is not None and ctx == previous[0] else None
+            key = _key_text(conn, ctx, sender, role, text, before)
+            if facts:  # what a model read in it (fact_keys.py)
+                key += "\n" + "; ".join(facts)
+        else:
+            key = ""  # embedded already: not embedded again
+        out.append((rowid, blob, key, (cid, meta)))
+        previous = (rowid, sent, sender, role, text)
     return out
 
 
@@ -227,15 +243,19 @@ def _midnight(day) -> datetime:
     return datetime(day.year, day.month, day.day)
 
 
-def _key_text(conn, ctx: int | None, sender, role, text: str) -> str:
-    """The text embedded for a turn: the end of the turn it answers, then the turn."""
+def _key_text(conn, ctx: int | None, sender, role, text: str, before=None) -> str:
+    """The text embedded for a turn: the end of the turn it answers, then the turn.
+
+    `before` is that turn's (sender, role, text) when the caller has it already."""
     turn = _label(sender, role, text[:TURN_CHARS])
     if ctx is None:
         return turn
-    row = conn.exec_driver_sql(
-        "SELECT sender, role, text FROM captures WHERE rowid = ?", (ctx,)
-    ).first()
-    if row is None or not row[2]:
+    if before is None:
+        before = conn.exec_driver_sql(
+            "SELECT sender, role, text FROM captures WHERE rowid = ?", (ctx,)
+        ).first()
+    if before is None or not before[2]:
         return turn
-    before = row[2] if len(row[2]) <= CONTEXT_CHARS else "…" + row[2][-CONTEXT_CHARS:]
-    return f"{_label(row[0], row[1], before)}\n{turn}"
+    said = before[2]
+    said = said if len(said) <= CONTEXT_CHARS else "…" + said[-CONTEXT_CHARS:]
+    return f"{_label(before[0], before[1], said)}\n{turn}"

@@ -321,6 +321,7 @@ CREATE TABLE turn_keys (
     context_rowid INTEGER,
     dates JSON NOT NULL DEFAULT '[]',
     keys TEXT NOT NULL DEFAULT '',
+    facts JSON NOT NULL DEFAULT '[]',
     asks BOOLEAN NOT NULL DEFAULT 0,
     vector BLOB,
     facts_at DATETIME

@@ -67,9 +67,10 @@ class TurnKey(SQLModel, table=True):
     context_rowid: int | None = None  # the turn it answers (reply, else the previous message)
     dates: list = _json()
     keys: str = ""  # searchable words beyond the text: resolved dates, extracted facts
+    facts: list = _json()  # short facts a model extracted from the message (fact_keys.py)
     asks: bool = False  # the turn hands the floor over with a question
     vector: bytes | None = None  # float16, the turn read with its context
-    facts_at: NaiveDatetime | None = None
+    facts_at: NaiveDatetime | None = None  # when facts were extracted (none found counts)
 
 
 class TurnDate(SQLModel, table=True):

@@ -167,7 +167,11 @@ def instrumented(services, breakdown: Breakdown):
 
     patch(services.embedder, "embed_query", "embed")
     patch(services.memory, "search", "entries")
-    patch(pack_module, "search_archive", "archive")
+    patch(pack_module, "search_turns", "archive")
+    patch(pack_module, "latest_first", "updates")
+    patch(pack_module, "event_date", "event date")
+    patch(pack_module, "attach_context", "archive items")
+    patch(pack_module, "evidence_item", "archive items")
     patch(pack_module, "attach_neighbours", "archive items")
     patch(pack_module, "archive_item", "archive items")
     patch(pack_module.PackBuilder, "_entries", "L0/L1")
