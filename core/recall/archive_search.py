@@ -146,42 +146,6 @@ def search_archive(
     return hits[:limit]
 
 
-def chunk_scores(
-    services: Services, query: str, query_vector: np.ndarray | None, chunk_ids: list[str]
-) -> dict[str, float]:
-    """The hybrid score search_archive gives, for chunks it did not return (their turns did)."""
-    if not chunk_ids:
-        return {}
-    cosine: dict[str, float] = {}
-    if query_vector is not None:
-        try:
-            for cid, vec in services.vectors.get_vectors("archive", chunk_ids).items():
-                cosine[cid] = float(np.dot(np.asarray(vec, dtype=np.float32), query_vector))
-        except EloraError as exc:
-            log.warning("could not score archive chunks by vector: %s", exc)
-    lexical: dict[str, float] = {}
-    match = fts_query(query)
-    if match:
-        marks = ",".join("?" * len(chunk_ids))
-        with services.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT c.id, bm25(chunks_fts) FROM chunks_fts JOIN chunks c "
-                    f"ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.id IN ({marks})",
-                    (match, *chunk_ids),
-                )
-                .all()
-            )
-        lexical = dict(zip([r[0] for r in rows], saturate_bm25([r[1] for r in rows]), strict=True))
-    calibrate = services.embedder.calibrate
-    return {
-        cid: VECTOR_WEIGHT * (calibrate(cosine[cid]) if cid in cosine else 0.0)
-        + LEXICAL_WEIGHT * lexical.get(cid, 0.0)
-        for cid in chunk_ids
-    }
-
-
 def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
     """The `fetch` chunks nearest to the query within the window (and chat): {id: cosine}.
 

@@ -20,14 +20,16 @@ import numpy as np
 
 from core.archive.turns import TURN_CHARS, blob_vector
 from core.errors import EloraError
-from core.recall.archive_search import (
-    LEXICAL_WEIGHT,
-    VECTOR_WEIGHT,
-    ArchiveHit,
-    chunk_scores,
-    search_archive,
+from core.recall.archive_search import LEXICAL_WEIGHT, VECTOR_WEIGHT, ArchiveHit, search_archive
+from core.recall.lexical import (
+    bm25,
+    fold,
+    fts_query,
+    normalise_bm25,
+    query_terms,
+    saturate_bm25,
+    terms,
 )
-from core.recall.lexical import fold, fts_query, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.storage.db import db_time, from_db_time
 
@@ -105,29 +107,70 @@ def _turns(services, query, query_vector, windows, window, chats) -> list[TurnHi
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
         candidates |= set(rowids_of(conn, list(near)).values())
-        lexical = _lexical(conn, f"text : ({match})", window, chats) if match else {}
-        candidates |= set(lexical)
+        if match:
+            candidates |= set(_lexical(conn, f"text : ({match})", window, chats))
         if window is not None and (window.start or window.end):
             candidates |= _dated(conn, window, chats)
         if not candidates:
             return []
         rows = _details(conn, sorted(candidates))
-        bm25 = (
-            {**_bm25(conn, f"text : ({match})", [r["rowid"] for r in rows]), **lexical}
-            if match
-            else {}
-        )
-        keyed = _key_bm25(conn, match, [r["rowid"] for r in rows]) if match else {}
+        words = word_scores(conn, query, {r["rowid"]: r["text"] for r in rows})
+        keyed = word_scores(conn, query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
+    # Only the best windows are scored (the others' vectors would have to be read too).
     window_score = {h.chunk_id: h.score for h in windows}
-    missing = sorted({r["chunk_id"] for r in rows if r["chunk_id"]} - set(window_score))
-    window_score.update(chunk_scores(services, query, query_vector, missing))
-    return _score(services, query, query_vector, rows, bm25, keyed, window_score, window)
+    return _score(services, query, query_vector, rows, words, keyed, window_score, window)
 
 
-def _score(services, query, qvec, rows, bm25, keyed, window_score, window) -> list[TurnHit]:
+def word_scores(conn, query: str, texts: dict[int, str]) -> dict[int, float]:
+    """BM25 (negative, as SQLite gives it) of these texts for the query's words, from the
+    archive's document frequencies (lexical.bm25)."""
+    wanted = query_terms(query)
+    if not wanted or not texts:
+        return {}
+    documents = _documents(conn, wanted)
+    total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar_one() or 1
+    return bm25(wanted, texts, documents, total)
+
+
+def rarest_words(services: Services, text: str, keep: int) -> str | None:
+    """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
+    searching a message's every word matches most of the archive."""
+    wanted = query_terms(text)
+    if not wanted:
+        return None
+    with services.db.session() as session:
+        documents = _documents(session.connection(), wanted)
+    rare = sorted((q for q in wanted if documents.get(q)), key=lambda q: documents[q])[:keep]
+    parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
+    return " OR ".join(parts) if parts else None
+
+
+def _documents(conn, wanted: list[tuple[str, bool]]) -> dict[tuple[str, bool], int]:
+    """How many messages hold each term (a prefix: any word starting so)."""
+    exact = [term for term, prefix in wanted if not prefix]
+    found: dict[str, int] = {}
+    if exact:
+        marks = ",".join("?" * len(exact))
+        found = dict(
+            conn.exec_driver_sql(
+                f"SELECT term, doc FROM captures_vocab WHERE term IN ({marks})", tuple(exact)
+            ).all()
+        )
+    documents = {(term, False): int(found.get(term, 0)) for term in exact}
+    for term, prefix in wanted:
+        if prefix:  # every word starting so: a range of the vocabulary
+            upper = term[:-1] + chr(ord(term[-1]) + 1)
+            row = conn.exec_driver_sql(
+                "SELECT sum(doc) FROM captures_vocab WHERE term >= ? AND term < ?", (term, upper)
+            ).first()
+            documents[(term, True)] = int(row[0] or 0) if row else 0
+    return documents
+
+
+def _score(services, query, qvec, rows, words, keyed, window_score, window) -> list[TurnHit]:
     hybrid = qvec is not None
     strength = saturate_bm25 if hybrid else normalise_bm25
-    lex = dict(zip(bm25, strength(list(bm25.values())), strict=True))
+    lex = dict(zip(words, strength(list(words.values())), strict=True))
     extra = dict(zip(keyed, strength(list(keyed.values())), strict=True))
     named = set(terms(query))
     calibrate = services.embedder.calibrate
@@ -137,14 +180,16 @@ def _score(services, query, qvec, rows, bm25, keyed, window_score, window) -> li
             continue
         vector = blob_vector(r["vector"]) if r["vector"] is not None else None
         sim = float(vector @ qvec) if hybrid and vector is not None else None
-        words = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
-        around = window_score.get(r["chunk_id"], 0.0)
+        said = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
+        around = window_score.get(r["chunk_id"])
         if not hybrid:
-            own = words
+            own = said
         elif sim is None:  # not embedded on its own yet: its window's vector stands in
-            own = around
+            own = around or 0.0
         else:
-            own = VECTOR_WEIGHT * calibrate(sim) + LEXICAL_WEIGHT * words
+            own = VECTOR_WEIGHT * calibrate(sim) + LEXICAL_WEIGHT * said
+        if around is None:  # its window was not among the best searched: neither for nor against
+            around = own
         score = (own + WINDOW_SHARE * around) / (1 + WINDOW_SHARE)
         if r["speaker"] and fold(r["speaker"].split()[0]) in named:
             score += SPEAKER_BONUS
@@ -152,7 +197,7 @@ def _score(services, query, qvec, rows, bm25, keyed, window_score, window) -> li
             score -= ASKS_PENALTY
         row = {**r, "vector": vector}
         hits.append(
-            _hit(row, score=round(max(0.0, score), 4), similarity=sim, lexical=words, window=around)
+            _hit(row, score=round(max(0.0, score), 4), similarity=sim, lexical=said, window=around)
         )
     hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
     return hits
@@ -166,9 +211,11 @@ def nearest_turns(
     chats: Sequence[str] | None = None,
     after: datetime | None = None,
 ) -> dict[str, float]:
-    """The `fetch` turns nearest to a vector, sent in the window (after `after`), in the chats:
-    {capture id: cosine}. Probed unfiltered and filtered here; Chroma filters only if too few
-    pass (its filter costs CPU in proportion to the whole collection)."""
+    """The turns nearest to a vector (at most `fetch`), sent in the window (after `after`), in
+    the chats: {capture id: cosine}. Probed unfiltered and filtered here: Chroma's own filter
+    costs CPU in proportion to the whole collection, so it is asked only for a user's scope
+    (a guest's few chats); a period's or a date's few near turns are enough, since the windows
+    and the words find the rest."""
     if vector is None:
         return {}
     low = max(
@@ -190,8 +237,7 @@ def nearest_turns(
         probe = fetch * PROBE_FACTOR
         hits = services.vectors.query("turns", vector.tolist(), probe)
         kept = [h for h in hits if passes(h.metadata)]
-        filtered = low is not None or high is not None or allowed is not None
-        if filtered and len(kept) < fetch and len(hits) == probe:
+        if allowed is not None and len(kept) < fetch and len(hits) == probe:
             clauses: list[dict] = []
             if low is not None:
                 clauses.append({"sent_at": {"$gte": low}})
@@ -231,33 +277,25 @@ def turn_hits(
     chats: Sequence[str] | None = None,
     limit: int = LEXICAL_FETCH,
 ) -> list[TurnHit]:
-    """These turns, and the `limit` best by BM25 for `match` sent after `after`, unscored;
-    `lexical` holds their raw BM25 (0 when the words were not searched or not found)."""
+    """These turns, and the `limit` best by BM25 for `match` sent after `after`, unscored."""
     with services.db.session() as session:
         conn = session.connection()
         ids = set(rowids_of(conn, capture_ids).values())
-        bm25: dict[int, float] = {}
         if match:
             window = TimeWindow("after", after, None) if after else None
-            bm25 = _lexical(conn, f"text : ({match})", window, chats, limit)
-            ids |= set(bm25)
-            missing = [i for i in ids if i not in bm25]
-            if missing:
-                bm25.update(_bm25(conn, f"text : ({match})", missing))
+            ids |= set(_lexical(conn, f"text : ({match})", window, chats, limit))
         rows = _details(conn, sorted(ids)) if ids else []
-    return [_hit(r, lexical=bm25.get(r["rowid"], 0.0)) for r in rows]
+    return [_hit(r) for r in rows]
 
 
-def shared_words(services: Services, anchor: TurnHit, rowids: list[int]) -> dict[int, float]:
-    """How much of the anchor's distinctive wording each of these turns shares: their BM25 for
-    the anchor's words over the anchor's own (1 = as strong a match as the anchor itself).
-    BM25 weighs a rare name above a word everyone uses; the ratio does not depend on the size of
-    the archive."""
-    match = fts_query(anchor.text)
-    if not match or not rowids:
-        return {}
+def shared_words(services: Services, anchor: TurnHit, turns: list[TurnHit]) -> dict[int, float]:
+    """How much of the anchor's distinctive wording each turn shares: its BM25 for the anchor's
+    words over the anchor's own (1 = as strong a match as the anchor itself). BM25 weighs a rare
+    name above a word everyone uses; the ratio does not depend on the size of the archive."""
+    texts = {t.rowid: t.text for t in turns}
+    texts[anchor.rowid] = anchor.text
     with services.db.session() as session:
-        raw = _bm25(session.connection(), f"text : ({match})", [*rowids, anchor.rowid])
+        raw = word_scores(session.connection(), anchor.text, texts)
     own = raw.pop(anchor.rowid, None)
     if not own:
         return {}
@@ -356,30 +394,9 @@ def _dated(conn, window: TimeWindow, chats) -> set[int]:
     return {r[0] for r in conn.exec_driver_sql(sql, tuple(params + extra)).all()}
 
 
-def _bm25(conn, match: str, rowids: list[int]) -> dict[int, float]:
-    marks = ",".join("?" * len(rowids))
-    rows = conn.exec_driver_sql(
-        "SELECT rowid, bm25(captures_fts) FROM captures_fts "
-        f"WHERE captures_fts MATCH ? AND rowid IN ({marks})",
-        (match, *rowids),
-    ).all()
-    return {r[0]: r[1] for r in rows}
-
-
-def _key_bm25(conn, match: str, rowids: list[int]) -> dict[int, float]:
-    """BM25 of the turns' extra keys (resolved dates, extracted facts)."""
-    marks = ",".join("?" * len(rowids))
-    rows = conn.exec_driver_sql(
-        "SELECT rowid, bm25(turn_keys_fts) FROM turn_keys_fts "
-        f"WHERE turn_keys_fts MATCH ? AND rowid IN ({marks})",
-        (match, *rowids),
-    ).all()
-    return {r[0]: r[1] for r in rows}
-
-
 _DETAILS = (
     "rowid", "id", "surface", "chat_id", "message_id", "sender", "role", "text", "sent_at",
-    "vector", "asks", "dates", "context_rowid", "chunk_id",
+    "vector", "asks", "dates", "context_rowid", "chunk_id", "keys",
 )  # fmt: skip
 
 
@@ -387,7 +404,7 @@ def _details(conn, rowids: list[int]) -> list[dict[str, Any]]:
     marks = ",".join("?" * len(rowids))
     rows = conn.exec_driver_sql(
         "SELECT c.rowid, c.id, c.surface, c.chat_id, c.message_id, c.sender, c.role, c.text, "
-        "c.sent_at, k.vector, k.asks, k.dates, k.context_rowid, ch.id "
+        "c.sent_at, k.vector, k.asks, k.dates, k.context_rowid, ch.id, k.keys "
         "FROM captures c LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
         "LEFT JOIN chunks ch ON ch.rowid = COALESCE(k.chunk_rowid, "
         "(SELECT chunk_rowid FROM chunk_captures WHERE capture_rowid = c.rowid LIMIT 1)) "

@@ -18,8 +18,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.recall.lexical import fold, fts_query, terms
-from core.recall.turn_search import TurnHit, nearest_turns, shared_words, turn_hits
+from core.recall.lexical import fold, terms
+from core.recall.turn_search import (
+    TurnHit,
+    nearest_turns,
+    rarest_words,
+    shared_words,
+    turn_hits,
+)
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -27,6 +33,7 @@ if TYPE_CHECKING:
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
+DISTINCTIVE = 4  # the anchor's rarest words, searched in later messages
 SHARED_WORDS = 0.2  # share of the anchor's own word match (turn_search.shared_words)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
 # Saying that something changed needs less: one shared name, or some closeness in meaning.
@@ -110,8 +117,9 @@ def latest_first(
     return _rerank(ranked, subjects)
 
 
-def _update_score(services, qvec, old: TurnHit, new: TurnHit, words: float) -> float | None:
-    """How surely `new` updates `old` (None: it does not).
+def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | None:
+    """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
+    wording `new` shares (turn_search.shared_words), asked only when it decides.
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -122,19 +130,22 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words: float) -> f
     if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
         return None
     calibrate = services.embedder.calibrate
-    relevance = calibrate(float(new.vector @ qvec))
     closeness = calibrate(float(new.vector @ old.vector), "pair")
+    cue = has_change_cue(new.text)
+    if not cue and closeness < CLOSE:
+        return None
+    relevance = calibrate(float(new.vector @ qvec))
     if relevance < RELEVANT:
         return None
-    cue = has_change_cue(new.text)
+    shared = words()
     if cue:
-        linked = words >= CUE_WORDS or closeness >= CUE_CLOSE
+        linked = shared >= CUE_WORDS or closeness >= CUE_CLOSE
     else:
         fresh = _values(new) - _distinct(old.text)
-        linked = words >= SHARED_WORDS and closeness >= CLOSE and bool(fresh)
+        linked = shared >= SHARED_WORDS and bool(fresh)
     if not linked:
         return None
-    score = relevance + closeness + WORDS_WEIGHT * words + CUE_WEIGHT * cue
+    score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
 
 
@@ -143,13 +154,13 @@ def _successor(services, qvec, anchor: TurnHit, chats, taken: set[int]) -> TurnH
     near = nearest_turns(
         services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
     )
+    words = rarest_words(services, anchor.text, DISTINCTIVE)
     later = turn_hits(
-        services, list(near), fts_query(anchor.text), after=anchor.sent_at, chats=chats,
-        limit=SUCCESSOR_FETCH,
-    )  # fmt: skip
-    words = shared_words(services, anchor, [t.rowid for t in later])
+        services, list(near), words, after=anchor.sent_at, chats=chats, limit=SUCCESSOR_FETCH
+    )
+    shares = shared_words(services, anchor, later)
     scored = [
-        (_update_score(services, qvec, anchor, t, words.get(t.rowid, 0.0)), t)
+        (_update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0)), t)
         for t in later
         if t.rowid not in taken and t.rowid != anchor.rowid
     ]
@@ -162,7 +173,10 @@ def _replaced(services, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[Tu
     older = [t for t in others if t.sent_at < anchor.sent_at]
     replaced = []
     for old in older:
-        words = shared_words(services, old, [anchor.rowid]).get(anchor.rowid, 0.0)
+
+        def words(old: TurnHit = old) -> float:
+            return shared_words(services, old, [anchor]).get(anchor.rowid, 0.0)
+
         if _update_score(services, qvec, old, anchor, words) is not None:
             replaced.append(old)
     return replaced
@@ -177,7 +191,7 @@ def _restatements(services, anchor: TurnHit, others: list[TurnHit], taken) -> li
         for t in others
         if t.rowid not in taken and calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
     ]
-    words = shared_words(services, anchor, [t.rowid for t in close])
+    words = shared_words(services, anchor, close)
     return [t for t in close if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 

@@ -364,6 +364,9 @@ CREATE TABLE chat_imports (
     PRIMARY KEY (surface, chat_id, imported_by)
 );
 CREATE INDEX ix_captures_user_chat ON captures (user_id, chat_id);
+-- How many messages hold each word: BM25 of the few candidates of a question is computed from
+-- it (asking FTS5 for given rows scores every matching row).
+CREATE VIRTUAL TABLE captures_vocab USING fts5vocab('captures_fts', 'row');
 -- Messages archived before this release get their turn keys when their chunk is embedded
 -- again (index-pending job, or `elora reindex`); their old vectors serve until then.
 UPDATE chunks SET vector_state = 'pending' WHERE kind IN ('message', 'window');
