@@ -29,6 +29,7 @@ from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
 from core.recall.turn_search import Found, search_turns
 from core.recall.updates import latest_first
+from core.recall.vocabulary import Vocabulary
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class PackBuilder:
         self.chats = visible_chats(services, self.user_id)
         self.found: Found | None = None
         self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
+        self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -396,8 +398,9 @@ class PackBuilder:
             self.found = self._search(self.pack.time_window)
             if self.classification.present_state:
                 self.found.turns, self.history = latest_first(
-                    self.services, self.question, self.query_vector, self.found.turns, self.chats
-                )
+                    self.services, self.question, self.query_vector, self.found.turns,
+                    self.chats, self.vocabulary,
+                )  # fmt: skip
         turns = [
             t
             for t in self.found.turns
@@ -427,13 +430,17 @@ class PackBuilder:
         reported and the evidence taken from other dates rather than none at all.
         """
         found = search_turns(
-            self.services, self.question, self.query_vector, window=window, chats=self.chats
-        )
+            self.services, self.question, self.query_vector, window=window, chats=self.chats,
+            vocabulary=self.vocabulary,
+        )  # fmt: skip
         relevant = any(t.score >= ARCHIVE_MIN_SCORE for t in found.turns)
         if window is None or relevant or found.parts:
             return found
         self.pack.missing.append(f"nothing archived in {window.label}: evidence from other dates")
-        return search_turns(self.services, self.question, self.query_vector, chats=self.chats)
+        return search_turns(
+            self.services, self.question, self.query_vector, chats=self.chats,
+            vocabulary=self.vocabulary,
+        )  # fmt: skip
 
     def _is_excluded(self, hit) -> bool:
         """The request's own message (captured first) is not evidence about itself."""

@@ -22,15 +22,13 @@ from core.archive.turns import TURN_CHARS, blob_vector
 from core.errors import EloraError
 from core.recall.archive_search import LEXICAL_WEIGHT, VECTOR_WEIGHT, ArchiveHit, search_archive
 from core.recall.lexical import (
-    bm25,
     fold,
-    fts_query,
     normalise_bm25,
-    query_terms,
     saturate_bm25,
     terms,
 )
 from core.recall.timeparse import TimeWindow
+from core.recall.vocabulary import Vocabulary
 from core.storage.db import db_time, from_db_time
 
 if TYPE_CHECKING:
@@ -38,9 +36,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WINDOW_FETCH = 20  # windows whose turns all become candidates
-DENSE_FETCH = 60  # single messages nearest to the question (the `turns` collection)
+WINDOW_FETCH = 10  # windows whose turns all become candidates
+DENSE_FETCH = 40  # single messages nearest to the question (the `turns` collection)
 LEXICAL_FETCH = 40  # single messages found by their words
+RAREST = 5  # the question's rarest words nominate them
 PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
 DATED_FETCH = 200  # messages naming a date inside the question's period
 # A turn's score: its own key and words, plus a share of its window's score (a turn inside a
@@ -91,17 +90,22 @@ def search_turns(
     *,
     window: TimeWindow | None = None,
     chats: Sequence[str] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Found:
     """Candidate turns for a question, best first (see the module docstring)."""
     windows = search_archive(
         services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
     )
     parts = [h for h in windows if h.kind == "part"]
-    return Found(_turns(services, query, query_vector, windows, window, chats), parts)
+    vocabulary = vocabulary or Vocabulary(services)
+    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary)
+    return Found(turns, parts)
 
 
-def _turns(services, query, query_vector, windows, window, chats) -> list[TurnHit]:
-    match = fts_query(query)
+def _turns(services, query, query_vector, windows, window, chats, vocabulary) -> list[TurnHit]:
+    # Nominated by their rarest words (the common ones match much of the archive and barely
+    # move BM25), then scored on all of them.
+    match = vocabulary.rarest(query, RAREST)
     near = nearest_turns(services, query_vector, DENSE_FETCH, window, chats)
     with services.db.session() as session:
         conn = session.connection()
@@ -114,57 +118,11 @@ def _turns(services, query, query_vector, windows, window, chats) -> list[TurnHi
         if not candidates:
             return []
         rows = _details(conn, sorted(candidates))
-        words = word_scores(conn, query, {r["rowid"]: r["text"] for r in rows})
-        keyed = word_scores(conn, query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
+    words = vocabulary.scores(query, {r["rowid"]: r["text"] for r in rows})
+    keyed = vocabulary.scores(query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
     # Only the best windows are scored (the others' vectors would have to be read too).
     window_score = {h.chunk_id: h.score for h in windows}
     return _score(services, query, query_vector, rows, words, keyed, window_score, window)
-
-
-def word_scores(conn, query: str, texts: dict[int, str]) -> dict[int, float]:
-    """BM25 (negative, as SQLite gives it) of these texts for the query's words, from the
-    archive's document frequencies (lexical.bm25)."""
-    wanted = query_terms(query)
-    if not wanted or not texts:
-        return {}
-    documents = _documents(conn, wanted)
-    total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar_one() or 1
-    return bm25(wanted, texts, documents, total)
-
-
-def rarest_words(services: Services, text: str, keep: int) -> str | None:
-    """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
-    searching a message's every word matches most of the archive."""
-    wanted = query_terms(text)
-    if not wanted:
-        return None
-    with services.db.session() as session:
-        documents = _documents(session.connection(), wanted)
-    rare = sorted((q for q in wanted if documents.get(q)), key=lambda q: documents[q])[:keep]
-    parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
-    return " OR ".join(parts) if parts else None
-
-
-def _documents(conn, wanted: list[tuple[str, bool]]) -> dict[tuple[str, bool], int]:
-    """How many messages hold each term (a prefix: any word starting so)."""
-    exact = [term for term, prefix in wanted if not prefix]
-    found: dict[str, int] = {}
-    if exact:
-        marks = ",".join("?" * len(exact))
-        found = dict(
-            conn.exec_driver_sql(
-                f"SELECT term, doc FROM captures_vocab WHERE term IN ({marks})", tuple(exact)
-            ).all()
-        )
-    documents = {(term, False): int(found.get(term, 0)) for term in exact}
-    for term, prefix in wanted:
-        if prefix:  # every word starting so: a range of the vocabulary
-            upper = term[:-1] + chr(ord(term[-1]) + 1)
-            row = conn.exec_driver_sql(
-                "SELECT sum(doc) FROM captures_vocab WHERE term >= ? AND term < ?", (term, upper)
-            ).first()
-            documents[(term, True)] = int(row[0] or 0) if row else 0
-    return documents
 
 
 def _score(services, query, qvec, rows, words, keyed, window_score, window) -> list[TurnHit]:
@@ -286,20 +244,6 @@ def turn_hits(
             ids |= set(_lexical(conn, f"text : ({match})", window, chats, limit))
         rows = _details(conn, sorted(ids)) if ids else []
     return [_hit(r) for r in rows]
-
-
-def shared_words(services: Services, anchor: TurnHit, turns: list[TurnHit]) -> dict[int, float]:
-    """How much of the anchor's distinctive wording each turn shares: its BM25 for the anchor's
-    words over the anchor's own (1 = as strong a match as the anchor itself). BM25 weighs a rare
-    name above a word everyone uses; the ratio does not depend on the size of the archive."""
-    texts = {t.rowid: t.text for t in turns}
-    texts[anchor.rowid] = anchor.text
-    with services.db.session() as session:
-        raw = word_scores(session.connection(), anchor.text, texts)
-    own = raw.pop(anchor.rowid, None)
-    if not own:
-        return {}
-    return {rowid: min(1.0, score / own) for rowid, score in raw.items()}
 
 
 def _hit(row: dict[str, Any], **scores: Any) -> TurnHit:

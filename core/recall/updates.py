@@ -19,22 +19,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.recall.lexical import fold, terms
-from core.recall.turn_search import (
-    TurnHit,
-    nearest_turns,
-    rarest_words,
-    shared_words,
-    turn_hits,
-)
+from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
+from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from core.services import Services
 
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
-SUCCESSOR_FETCH = 30  # later messages per anchor, by meaning and by words
+SUCCESSOR_FETCH = 20  # later messages per anchor, by meaning and by words
 DISTINCTIVE = 4  # the anchor's rarest words, searched in later messages
-SHARED_WORDS = 0.2  # share of the anchor's own word match (turn_search.shared_words)
+REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
+SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
 # Saying that something changed needs less: one shared name, or some closeness in meaning.
 CUE_WORDS = 0.1
@@ -88,11 +84,13 @@ def latest_first(
     query_vector: np.ndarray | None,
     ranked: list[TurnHit],
     chats: list[str] | None,
+    vocabulary: Vocabulary | None = None,
 ) -> tuple[list[TurnHit], dict[int, list[TurnHit]]]:
     """The ranking with each subject's newest statement where its best one stood; returns the
     new ranking and, by current turn rowid, the older statements it replaces."""
     if not ranked or query_vector is None:
         return ranked, {}
+    vocabulary = vocabulary or Vocabulary(services)
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
     near = [t for t in ranked if t.score >= best - BAND_GAP and t.vector is not None]
@@ -102,13 +100,14 @@ def latest_first(
         if anchor.rowid in claimed:
             continue
         members = [anchor]
-        later = _successor(services, query_vector, anchor, chats, claimed)
+        later = _successor(services, vocabulary, query_vector, anchor, chats, claimed)
         if later is not None:
             later.score = anchor.score
             members.append(later)
         others = [t for t in near if t.rowid not in claimed and t.rowid != anchor.rowid]
-        members += _replaced(services, query_vector, anchor, others)
-        members += _restatements(services, anchor, others, {t.rowid for t in members})
+        members += _replaced(services, vocabulary, query_vector, anchor, others[:REPLACED_FETCH])
+        taken = {t.rowid for t in members}
+        members += _restatements(services, vocabulary, anchor, others, taken)
         claimed.update(t.rowid for t in members)
         if len(members) > 1:
             subjects.append(_order(members, max(t.score for t in members)))
@@ -119,7 +118,7 @@ def latest_first(
 
 def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | None:
     """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
-    wording `new` shares (turn_search.shared_words), asked only when it decides.
+    wording `new` shares (Vocabulary.shared), asked only when it decides.
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -149,16 +148,16 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
 
 
-def _successor(services, qvec, anchor: TurnHit, chats, taken: set[int]) -> TurnHit | None:
+def _successor(services, vocabulary, qvec, anchor: TurnHit, chats, taken) -> TurnHit | None:
     """The later message anywhere in the archive that most surely updates the anchor."""
     near = nearest_turns(
         services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
     )
-    words = rarest_words(services, anchor.text, DISTINCTIVE)
+    words = vocabulary.rarest(anchor.text, DISTINCTIVE)
     later = turn_hits(
         services, list(near), words, after=anchor.sent_at, chats=chats, limit=SUCCESSOR_FETCH
     )
-    shares = shared_words(services, anchor, later)
+    shares = vocabulary.shared(anchor, later)
     scored = [
         (_update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0)), t)
         for t in later
@@ -168,21 +167,21 @@ def _successor(services, qvec, anchor: TurnHit, chats, taken: set[int]) -> TurnH
     return max(scored, key=lambda x: x[0])[1] if scored else None
 
 
-def _replaced(services, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
+def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
     """Older ranked statements the anchor updates (the newest one ranked first)."""
     older = [t for t in others if t.sent_at < anchor.sent_at]
     replaced = []
     for old in older:
 
         def words(old: TurnHit = old) -> float:
-            return shared_words(services, old, [anchor]).get(anchor.rowid, 0.0)
+            return vocabulary.shared(old, [anchor]).get(anchor.rowid, 0.0)
 
         if _update_score(services, qvec, old, anchor, words) is not None:
             replaced.append(old)
     return replaced
 
 
-def _restatements(services, anchor: TurnHit, others: list[TurnHit], taken) -> list[TurnHit]:
+def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[TurnHit]:
     """Ranked statements that say the anchor's thing again: close in meaning and sharing its
     distinctive words (not merely a name everyone uses)."""
     calibrate = services.embedder.calibrate
@@ -191,7 +190,7 @@ def _restatements(services, anchor: TurnHit, others: list[TurnHit], taken) -> li
         for t in others
         if t.rowid not in taken and calibrate(float(t.vector @ anchor.vector), "pair") >= SIMILAR
     ]
-    words = shared_words(services, anchor, close)
+    words = vocabulary.shared(anchor, close)
     return [t for t in close if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 
