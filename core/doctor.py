@@ -107,7 +107,10 @@ def run_checks(services) -> Report:
     try:
         vs = services.vectorspace
         recorded = vs.recorded_signature()
-        sizes = {name: services.vectors.count(name) for name in ("memory", "archive", "ephemeral")}
+        sizes = {
+            name: services.vectors.count(name)
+            for name in ("memory", "archive", "turns", "ephemeral")
+        }
         report.counts.update({f"vectors_{k}": v for k, v in sizes.items()})
         if recorded and recorded != vs.signature:
             report.checks.append(

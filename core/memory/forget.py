@@ -65,11 +65,13 @@ def forget_entry(services: Services, memory_id: str, with_sources: bool = False)
             (entry.uuid, with_sources, removed, db_time(services.clock.now())),
         )
         _scrub_traces(conn, memory_id)
-        for fts in ("entries_fts", "captures_fts", "chunks_fts"):
+        for fts in ("entries_fts", "captures_fts", "chunks_fts", "turn_keys_fts"):
             conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     services.vectors.delete("memory", [entry.uuid])
     if dropped_chunks:
         services.vectors.delete("archive", dropped_chunks)
+    if removed:
+        services.vectors.delete("turns", captures)  # each message's own vector (turn key)
     if rewritten:
         services.archive.index_pending(chunk_ids=rewritten)
     services.db.checkpoint()
