@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
 from datetime import timedelta
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_CAPTURE_CHARS = 2_000_000
-ROLE_LABELS = {"user", "assistant", "system"}
 
 _INSERT_CAPTURE = """
 INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
@@ -36,30 +34,6 @@ INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, spe
     first_at, last_at, part, vector_state)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
 """
-
-
-def embedding_text(text: str, speakers: list[str]) -> str:
-    """A chunk's text as embedded: each speaker named once per turn, by first name.
-
-    The model is paid per token, so full "Camille Martin: " labels on every line cost about a
-    fifth of an import; but who said something matters for recall ("what did Léa say…"), so a
-    short label stays where the speaker changes. Full names stay in the chunk's text (FTS).
-    """
-    names = sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True)
-    if not names:
-        return text
-    label = re.compile(rf"^({'|'.join(re.escape(n) for n in names if n)}): ")
-    lines, previous = [], None
-    for line in text.split("\n"):
-        match = label.match(line)
-        if match is None:
-            lines.append(line)
-            continue
-        speaker = match.group(1)
-        body = line[match.end() :]
-        lines.append(body if speaker == previous else f"{speaker.split()[0]}: {body}")
-        previous = speaker
-    return "\n".join(lines)
 
 
 def _dumps(value) -> str:
