@@ -192,7 +192,8 @@ def nearest_turns(
         )
 
     try:
-        probe = fetch * PROBE_FACTOR
+        filtered = low is not None or high is not None or allowed is not None
+        probe = fetch * PROBE_FACTOR if filtered else fetch  # headroom only for what is dropped
         hits = services.vectors.query("turns", vector.tolist(), probe)
         kept = [h for h in hits if passes(h.metadata)]
         if allowed is not None and len(kept) < fetch and len(hits) == probe:
