@@ -9,11 +9,14 @@ agree on is the event's. Only when none names a date is the best message's own d
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.errors import EloraError
+from core.recall.lexical import fold
 from core.recall.turn_search import search_turns
 
 if TYPE_CHECKING:
@@ -22,6 +25,41 @@ if TYPE_CHECKING:
 EVENT_GAP = 0.15  # messages this close to the best one are about the event too
 EVENT_MESSAGES = 8  # at most this many are read for dates
 PRECISE = ("day", "span")  # a week or a month is too vague to anchor "before/after" on
+
+
+def date_event(
+    services: Services,
+    question: str,
+    anchor: str,
+    *,
+    embed: bool,
+    chats: list[str] | None,
+    visible: Callable,
+    min_score: float,
+) -> datetime | None:
+    """When the event a question is anchored on happened: a maintained episodic entry about it
+    (that the asker may see), else the archive (event_date); `embed` says whether vectors work."""
+    phrase = as_written(question, anchor)
+    hits, _ = services.memory.search(phrase, limit=3, tiers=["episodic"])
+    for hit in hits:
+        if hit.score >= min_score and visible(hit.entry):
+            return hit.entry.valid_from or hit.entry.created_at
+    vector = None
+    if embed:
+        try:
+            vector = services.embedder.embed_query(phrase)
+        except EloraError:
+            vector = None
+    return event_date(services, phrase, vector, chats, min_score)
+
+
+def as_written(question: str, phrase: str) -> str:
+    """A phrase of the folded question as the question writes it (accents and case help the
+    embedding); folding keeps positions for French and English text."""
+    start = fold(question).replace("’", "'").find(phrase)
+    if start < 0:
+        return phrase
+    return question[start : start + len(phrase)]
 
 
 def event_date(

@@ -18,18 +18,14 @@ from sqlmodel import col, select
 
 from core.errors import EloraError
 from core.memory.tiers import judge
-from core.recall.archive_search import attach_neighbours
 from core.recall.classifier import Classification, classify
-from core.recall.events import event_date
-from core.recall.items import archive_item, entry_item, evidence_item, item_tokens
-from core.recall.lexical import fold, terms
+from core.recall.events import date_event
+from core.recall.evidence import ArchiveEvidence
+from core.recall.items import entry_item, item_tokens
+from core.recall.lexical import terms
 from core.recall.scope import visible_chats
-from core.recall.selection import attach_context, choose, group
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
-from core.recall.turn_search import Found, search_turns
-from core.recall.updates import latest_first
-from core.recall.vocabulary import Vocabulary
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -148,11 +144,8 @@ class PackBuilder:
         self.user_id = str(user_id) if user_id is not None else None
         self.terms = set(terms(question))
         self.seen: set[str] = set()
-        self.used_turns: set[int] = set()  # messages already shown (L2 and L3 never repeat one)
         self.chats = visible_chats(services, self.user_id)
-        self.found: Found | None = None
-        self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
-        self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
+        self.archive: ArchiveEvidence | None = None
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -313,7 +306,10 @@ class PackBuilder:
         window = self.pack.time_window
         if window is None or not window.anchor:
             return
-        moment = self._date_of(self._as_written(window.anchor))
+        moment = date_event(
+            self.services, self.question, window.anchor, embed=self.query_vector is not None,
+            chats=self.chats, visible=self._visible, min_score=ENTRY_MIN_SCORE,
+        )  # fmt: skip
         if moment is None:
             self.pack.advice.setdefault("reasons", []).append(
                 f"could not date '{window.anchor}': ask when it happened"
@@ -322,28 +318,6 @@ class PackBuilder:
             self.pack.time_window = None
             return
         self.pack.time_window = anchored(window, moment)
-
-    def _date_of(self, anchor: str) -> datetime | None:
-        memory = self.services.memory
-        hits, _ = memory.search(anchor, limit=3, tiers=["episodic"])
-        for hit in hits:
-            if hit.score >= ENTRY_MIN_SCORE:
-                return hit.entry.valid_from or hit.entry.created_at
-        vector = None
-        if self.query_vector is not None:
-            try:
-                vector = self.services.embedder.embed_query(anchor)
-            except EloraError:
-                vector = None
-        return event_date(self.services, anchor, vector, self.chats, ARCHIVE_MIN_SCORE)
-
-    def _as_written(self, phrase: str) -> str:
-        """A phrase of the folded question as the question writes it (accents and case help the
-        embedding); folding keeps positions for French and English text."""
-        start = fold(self.question).replace("’", "'").find(phrase)
-        if start < 0:
-            return phrase
-        return self.question[start : start + len(phrase)]
 
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
         layer.ran = True
@@ -394,59 +368,19 @@ class PackBuilder:
 
     def _archive(self, layer: Layer, stage: str, min_score: float = ARCHIVE_MIN_SCORE) -> int:
         """Archive evidence: the turns the scores justify (see selection), parts of long texts."""
-        if self.found is None:
-            self.found = self._search(self.pack.time_window)
-            if self.classification.present_state:
-                self.found.turns, self.history = latest_first(
-                    self.services, self.question, self.query_vector, self.found.turns,
-                    self.chats, self.vocabulary,
-                )  # fmt: skip
-        turns = [
-            t
-            for t in self.found.turns
-            if t.rowid not in self.used_turns and t.capture_id not in self.exclude
-        ]
-        items = group(choose(turns, stage, min_score))
-        for evidence in items:
-            evidence.history = self.history.get(evidence.first.rowid, [])
-        shown = self.used_turns | {t.rowid for item in items for t in item.turns}
-        attach_context(self.services, items, shown)
+        if self.archive is None:  # one search, when the query vector is known
+            self.archive = ArchiveEvidence(
+                self.services, self.question, self.query_vector, chats=self.chats,
+                present_state=self.classification.present_state, exclude=self.exclude,
+            )  # fmt: skip
+            self.archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
+            self.pack.missing.extend(self.archive.missing)
         added = 0
-        for evidence in items:
-            if self._add(layer, evidence_item(evidence)):
+        for item, evidence in self.archive.items(stage, min_score):
+            if self._add(layer, item):
                 added += 1
-                self.used_turns.update(t.rowid for t in [*evidence.turns, *evidence.history])
-        for hit in self.found.parts:
-            if hit.score < min_score or self._is_excluded(hit):
-                continue
-            attach_neighbours(self.services, hit)
-            added += self._add(layer, archive_item(self.services, hit))
+                self.archive.shown(evidence)
         return added
-
-    def _search(self, window: TimeWindow | None) -> Found:
-        """Turns for the question in its period; if the period holds nothing, at any date.
-
-        People misdate things ("last year" said of the year before): an empty period is
-        reported and the evidence taken from other dates rather than none at all.
-        """
-        found = search_turns(
-            self.services, self.question, self.query_vector, window=window, chats=self.chats,
-            vocabulary=self.vocabulary,
-        )  # fmt: skip
-        relevant = any(t.score >= ARCHIVE_MIN_SCORE for t in found.turns)
-        if window is None or relevant or found.parts:
-            return found
-        self.pack.missing.append(f"nothing archived in {window.label}: evidence from other dates")
-        return search_turns(
-            self.services, self.question, self.query_vector, chats=self.chats,
-            vocabulary=self.vocabulary,
-        )  # fmt: skip
-
-    def _is_excluded(self, hit) -> bool:
-        """The request's own message (captured first) is not evidence about itself."""
-        if not self.exclude:
-            return False
-        return bool(self.exclude & set(self.services.archive.capture_ids_of(hit.chunk_id)))
 
     def _l3(self, layer: Layer) -> int:
         layer.ran = True
