@@ -1,10 +1,12 @@
 """Ranking single archived messages (turns) for a question, in the windows that hold them.
 
-Candidates come from three places: the best windows (hybrid search over chunks), the best
-single messages by BM25 (their text and speaker, plus their resolved dates and extracted facts),
-and, for a question about a period, the messages that name a date inside it. Each candidate is
-scored on its own key (the turn read after the turn it answers), its words, and its window, so
-a turn is found when its window is about the question even if its own words are not.
+Candidates come from four places: the best windows (hybrid search over chunks), the messages
+nearest to the question by their own vectors (the `turns` collection), the best messages by
+BM25 over their text (nominated by the question's rarest words), and, for a question about a
+period, the messages that name a date inside it. Each is scored on its own key (the message read
+after the one it answers), its words (its text, resolved dates and extracted facts), its window
+and who said it, so a message is found when its window is about the question even if its own
+words are not, and the other way round.
 """
 
 from __future__ import annotations
@@ -21,12 +23,7 @@ import numpy as np
 from core.archive.turns import TURN_CHARS, blob_vector
 from core.errors import EloraError
 from core.recall.archive_search import LEXICAL_WEIGHT, VECTOR_WEIGHT, ArchiveHit, search_archive
-from core.recall.lexical import (
-    fold,
-    normalise_bm25,
-    saturate_bm25,
-    terms,
-)
+from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
 from core.storage.db import db_time, from_db_time
