@@ -6,6 +6,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import threading
 
@@ -39,6 +40,18 @@ def test_http_refuses_a_non_loopback_bind_unless_allowed(home, monkeypatch, caps
     assert main(["mcp", "--http", "--host", host]) == 2
 
     assert "is not a loopback address" in capsys.readouterr().err
+
+
+def test_http_on_a_busy_port_says_so_in_one_line(home, monkeypatch, capsys):
+    monkeypatch.setenv("ELORA_MCP_TOKEN", TOKEN)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+
+        assert main(["mcp", "--http", "--port", str(taken.getsockname()[1])]) == 2
+
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("elora: cannot listen on 127.0.0.1:") and len(err.splitlines()) == 1
 
 
 def test_loopback_addresses():

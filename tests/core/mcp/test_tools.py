@@ -122,6 +122,10 @@ def test_forget_needs_the_token_of_its_preview(services, clock):
         tools.forget("fact.locker", confirm_token=preview["confirm_token"])
 
     token = tools.forget("fact.locker")["confirm_token"]
+    with pytest.raises(InvalidInput, match="another forget"):  # previewed without the sources
+        tools.forget("fact.locker", confirm_token=token, with_sources=True)
+
+    token = tools.forget("fact.locker")["confirm_token"]
     done = tools.forget("fact.locker", confirm_token=token)
 
     assert done["status"] == "forgotten" and done["memory_id"] == "fact.locker"
