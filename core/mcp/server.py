@@ -171,6 +171,12 @@ def build_server(tools: MemoryTools, log_level: str = "WARNING"):
 def run_stdio(server) -> None:
     """Serve over stdin/stdout until the client closes stdin. While serving, the SDK points
     file descriptor 1 at stderr, so nothing but protocol messages reaches the client."""
+    if sys.stdin.isatty():  # a person ran it by hand: say what it is waiting for
+        print(
+            "elora mcp: speaking MCP on stdin/stdout for an MCP client (see the README); "
+            "Ctrl-D stops it, --http serves over HTTP",
+            file=sys.stderr,
+        )
     server.run("stdio")
     # Late writers (a library's exit hook) must not reach a client still reading stdout either.
     os.dup2(2, 1)
@@ -178,6 +184,7 @@ def run_stdio(server) -> None:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (port 0: any free port)."""
+    host = host.strip("[]")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -195,7 +202,9 @@ def run_http(server, sock: socket.socket, token: str, host: str) -> None:
     """Serve streamable HTTP on `sock` at /mcp; every request needs `Authorization: Bearer`."""
     import uvicorn
 
-    app = BearerToken(server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host), token)
+    app = BearerToken(
+        server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host.strip("[]")), token
+    )
     # log_config=None: uvicorn logs through Elora's stderr handler, secrets redacted.
     config = uvicorn.Config(app, log_config=None, log_level=logging.getLogger().level)
     bound = sock.getsockname()

@@ -62,11 +62,14 @@ async def stdio_client(home: Path, errlog, **settings: str):
     """An initialised `mcp` client talking to a fresh `elora mcp` process over stdio."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client as stdio_transport
 
     params = StdioServerParameters(
         command=ELORA, args=["mcp"], env=server_env(home, **settings), cwd=str(home.parent)
     )
-    async with Client(params, read_timeout_seconds=STARTUP) as client:
+    # The server's stderr (its logs) goes to `errlog`, a real file, not pytest's capture.
+    transport = stdio_transport(params, errlog=errlog)
+    async with Client(transport, read_timeout_seconds=STARTUP) as client:
         yield client
 
 
