@@ -166,7 +166,7 @@ class MemoryTools:
         topics: list[str] | None = None,
         importance: int = 2,
     ) -> dict[str, Any]:
-        """File a proposal through the learning path (consent rules, tombstones, admission,
+        """File a proposal through the learning path (consent rules, admission scores,
         contradictions); with direct writes allowed, an uncontested one is approved at once."""
         from core.learning.candidates import Candidate
         from core.learning.review import approve
