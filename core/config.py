@@ -117,6 +117,14 @@ class Settings(BaseSettings):
     telegram_webhook_port: int = Field(8443, ge=1, le=65535)
     telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
 
+    # `elora mcp`: the bearer token HTTP clients must send; whose scope the client acts in
+    # (unset: the operator's); whether its saves skip review and whether it may approve.
+    mcp_token: SecretStr | None = None
+    mcp_user_id: str | None = Field(None, pattern=r"^[\w.-]{0,64}$")
+    mcp_direct_writes: bool = False
+    mcp_allow_approve: bool = False
+    mcp_allow_remote: bool = False
+
     log_level: str = "WARNING"
 
     @classmethod
@@ -194,7 +202,7 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Secret values that must never reach logs, traces or exports."""
-        values = [self.telegram_bot_token, self.llm_api_key]
+        values = [self.telegram_bot_token, self.llm_api_key, self.mcp_token]
         return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
 
     @property

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "memories",
     "forget",
     "context",
+    "mcp",
     "ask",
     "chat",
     "proposals",
