@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
+from core.memory.api import confirm_entry, save_or_confirm
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -90,7 +91,10 @@ def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEn
         return _confirm(services, old, proposal)
     if relation == "time_limit" and old is not None:
         return _limit(services, old, proposal)
-    entry = services.memory.save(canonicalise(services, proposal, edit))
+    kept = save_or_confirm(services, canonicalise(services, proposal, edit))
+    entry = kept.entry
+    if kept.confirmed:
+        return entry  # said again: the kept memory is confirmed, not copied
     if old is not None and relation in ("contradict", "supersede", "deprecate"):
         _relate(services, entry, old, relation)
     return entry
@@ -137,13 +141,7 @@ def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | Non
 
 def _confirm(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:
     """A duplicate confirms: one more observation, a little more confidence, fresher."""
-    entry = canonicalise(services, proposal)
-    data = old.model_dump(exclude={"rowid", "uuid", "created_at", "vector_state"})
-    data["observations"] = old.observations + 1
-    data["confidence"] = round(old.confidence + (1 - old.confidence) * 0.25, 4)
-    data["last_touched"] = services.clock.now()
-    data["sources"] = [*old.sources, *[s for s in entry.sources if s not in old.sources]]
-    return services.memory.save(data)
+    return confirm_entry(services, old, canonicalise(services, proposal).sources)
 
 
 def _limit(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:
