@@ -69,7 +69,6 @@ class ProposalsScreen(EloraScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one(DataTable)
         # Fixed widths: the layout does not jump from one reload to the next.
         for label, width in (("", 2), ("A-MAC", 5), ("kind", 10), ("tier", 4), ("text", 200)):
