@@ -68,18 +68,19 @@ def remember_or_confirm(
 
 def save_or_confirm(services: Services, entry: EntryIn | dict[str, Any]) -> Remembered:
     """Save an entry, unless the same memory is kept already: the same text (up to case,
-    accents and punctuation), active, in the same scope, under this memory_id or a new one.
-    Then it is confirmed instead. Every path that writes what the operator said (remember,
+    accents and punctuation), active, in the same scope and tier, under this memory_id or a new
+    one. Then it is confirmed instead. Every path that writes what the operator said (remember,
     /remember, approving a proposal) goes through here, so none makes copies."""
     data = entry.model_dump() if isinstance(entry, EntryIn) else entry
     text, scope = str(data.get("canonical_text") or ""), str(data.get("scope") or "global")
+    tier = str(data.get("tier") or "")
     existing = services.memory.get(str(data.get("memory_id") or ""))
     if existing is None:
-        existing = services.memory.with_same_text(text, scope)
+        existing = services.memory.with_same_text(text, scope, tier)
     same = (
         existing is not None
         and existing.status == "active"
-        and existing.scope == scope
+        and (existing.scope, existing.tier) == (scope, tier)
         and text_key(existing.canonical_text) == text_key(text)
     )
     if not same:

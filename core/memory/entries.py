@@ -158,8 +158,9 @@ class MemoryStore:
             raise NotFound(f"no memory with id {memory_id!r} (see `elora memories`)")
         return row
 
-    def with_same_text(self, text_: str, scope: str) -> MemoryEntry | None:
-        """The active entry of a scope saying exactly this, up to case, accents and punctuation."""
+    def with_same_text(self, text_: str, scope: str, tier: str) -> MemoryEntry | None:
+        """The active entry of a scope and tier saying exactly this, up to case, accents and
+        punctuation (in another tier the same words are another memory: a rule and its fact)."""
         key = text_key(text_)
         if not key:
             return None
@@ -167,12 +168,18 @@ class MemoryStore:
         words = sorted(set(key.split()), key=len, reverse=True)[:8]
         sql = (
             "SELECT e.uuid FROM entries_fts JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match AND e.scope = :scope AND e.status = 'active' "
+            "WHERE entries_fts MATCH :match AND e.scope = :scope AND e.tier = :tier "
+            "AND e.status = 'active' "
             "ORDER BY e.created_at LIMIT 50"
         )
         match = " AND ".join(f'"{w}"' for w in words)
         with self.db.session() as session:
-            uuids = [r[0] for r in session.exec(text(sql), params={"match": match, "scope": scope})]
+            uuids = [
+                r[0]
+                for r in session.exec(
+                    text(sql), params={"match": match, "scope": scope, "tier": tier}
+                )
+            ]
         rows = self.by_uuids(uuids)
         return next(
             (rows[u] for u in uuids if u in rows and text_key(rows[u].canonical_text) == key), None

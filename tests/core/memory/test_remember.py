@@ -69,6 +69,14 @@ def test_the_same_sentence_in_another_scope_is_another_memory(services):
     assert (mine.observations, theirs.observations) == (1, 1)
 
 
+def test_the_same_words_in_another_tier_are_another_memory(services):
+    fact = remember(services, "Stand-up at 9:30 every weekday")
+    rule = remember(services, "Stand-up at 9:30 every weekday", kind="constraint")
+
+    assert (fact.tier, rule.tier) == ("semantic", "procedural")
+    assert rule.memory_id != fact.memory_id and rule.observations == 1
+
+
 def test_a_superseded_entry_is_not_confirmed_by_saying_it_again(services):
     old = remember(services, "J'habite à Paris")
     services.memory.set_status(old.memory_id, "superseded")
