@@ -211,7 +211,7 @@ class Assistant:
             await window.compact(
                 llm.context_tokens(tier), self.settings.window_context_share, model=llm
             )
-            messages = self._messages(request, reply.pack, window, tier)
+            messages, system_for = self._messages(request, reply.pack, window, tier)
             context = ToolContext(
                 services, request.surface, request.chat_id, request.user_id, request.text,
                 reply.capture_id, private=request.private,
@@ -219,7 +219,7 @@ class Assistant:
             router = Router(
                 llm, self._toolbox(context), services.spend, self.settings.tool_call_budget
             )
-            reply.route = await router.run(tier, messages)
+            reply.route = await router.run(tier, messages, system_for)
             reply.text = reply.route.text
             if reply.route.escalations:
                 services.profile.record(dimension_of(reply.classification), "escalation")
@@ -242,25 +242,32 @@ class Assistant:
         gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
         return ToolBox(context, extra=tools, gates=gates)
 
-    def _messages(self, request, pack: EvidencePack, window, tier: str) -> list[dict[str, Any]]:
+    def _messages(self, request, pack: EvidencePack, window, tier: str):
+        """The messages for the start tier, and how to render the system prompt for another
+        tier (an escalation): the same evidence and summary, the model's own tier."""
         now = self.services.clock.now()
         evidence = render("evidence", pack=pack.to_json())
-        system = render(
-            "system",
-            operator_name=self.settings.operator_name,
-            today=now.strftime("%A %d %B %Y"),
-            tier=tier,
-            tools=True,
-            can_escalate=tier != "PRO",
-            window_summary=window.summary(),
-            window_source=f"conversation:{request.chat_id}",
-            evidence=evidence,
-        )
+        summary = window.summary()
+
+        def system_for(tier: str) -> str:
+            return render(
+                "system",
+                operator_name=self.settings.operator_name,
+                today=now.strftime("%A %d %B %Y"),
+                tier=tier,
+                tools=True,
+                can_escalate=tier != "PRO",
+                window_summary=summary,
+                window_source=f"conversation:{request.chat_id}",
+                evidence=evidence,
+            )
+
         user = request.text
         if request.extra_context:
             user = f"{request.text}\n\n{request.extra_context}"
-        return [{"role": "system", "content": system}, *window.messages(),
-                {"role": "user", "content": user}]  # fmt: skip
+        messages = [{"role": "system", "content": system_for(tier)}, *window.messages(),
+                    {"role": "user", "content": user}]  # fmt: skip
+        return messages, system_for
 
     async def _learn(self, request: Request, capture_id: str | None, reply: Reply) -> dict:
         """Candidates from this exchange become proposals; a failure is reported, not hidden."""

@@ -60,7 +60,7 @@ def capture_command(update: Update, context: EloraContext) -> str | None:
 async def remember_command(update: Update, context: EloraContext) -> None:
     """/remember TEXT: an explicit save, approved by definition, sourced to this message."""
     from core.learning.heuristics import _kind_of
-    from core.memory.api import remember
+    from core.memory.api import remember_or_confirm
     from core.recall.lexical import fold
 
     body = _args_text(update)
@@ -73,12 +73,12 @@ async def remember_command(update: Update, context: EloraContext) -> None:
         from core.learning.canonical import capture_sources
 
         sources = capture_sources(context.services, [capture_id])
-    entry = remember(
+    kept = remember_or_confirm(
         context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
     )
-    await _html(
-        update, context.say(update, "remembered", id=html.escape(entry.memory_id), tier=entry.tier)
-    )
+    entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
+    await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
+                                    n=entry.observations))  # fmt: skip
 
 
 async def topics(update: Update, context: EloraContext) -> None:

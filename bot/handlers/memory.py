@@ -118,8 +118,12 @@ async def proposals(update: Update, context: EloraContext) -> None:
     if not rows:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
+    from core.learning.proposals import being_decided
+
+    now = context.services.clock.now()
     for p in rows:
         score = f" · A-MAC {p.total:.1f}" if p.total is not None else ""
+        score += " · approving…" if being_decided(p, now) else ""
         conflict = f"\n⚠️ {p.conflict_relation}" if p.conflict_relation else ""
         keyboard = InlineKeyboardMarkup(
             [[InlineKeyboardButton(context.say(update, "approve"), callback_data=f"pr:a:{p.id}"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
@@ -11,6 +12,17 @@ from core.storage.models import Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
+
+
+# How long a claim (a decision being written) holds: a decision takes well under a second, so
+# an older claim belongs to a process that died between the claim and the decision.
+CLAIM_LEASE = timedelta(minutes=2)
+
+
+def being_decided(proposal: Proposal, now: datetime) -> bool:
+    """Whether a surface is writing a decision on this open proposal right now (a claim past
+    its lease no longer counts: the proposal is plainly open again)."""
+    return proposal.claimed_at is not None and proposal.claimed_at >= now - CLAIM_LEASE
 
 
 class ProposalStore:

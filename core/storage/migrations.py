@@ -307,6 +307,19 @@ CREATE INDEX ix_entries_touched ON memory_entries (last_touched);
     )
 
 
+@migration(12, "proposal claims: claimed_at instead of an 'approving' status")
+def m012_proposal_claims(conn: Connection) -> None:
+    # A decision in progress is a timed claim on a still-open proposal: a crash between the
+    # claim and the decision used to strand it as 'approving', counted nowhere, forever.
+    _run(
+        conn,
+        """
+ALTER TABLE proposals ADD COLUMN claimed_at DATETIME;
+UPDATE proposals SET status = 'pending' WHERE status = 'approving';
+""",
+    )
+
+
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
     conn.exec_driver_sql(

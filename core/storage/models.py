@@ -120,6 +120,8 @@ class Proposal(SQLModel, table=True):
     created_at: NaiveDatetime
     decided_at: NaiveDatetime | None = None
     decision_note: str | None = None
+    # Set while a surface writes its decision; the status stays open until it is written.
+    claimed_at: NaiveDatetime | None = None
 
 
 class Trace(SQLModel, table=True):

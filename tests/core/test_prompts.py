@@ -64,8 +64,27 @@ CASES: dict[str, list[dict]] = {
         {"name": "Participant 1", "skill": SKILL, "roster": ROSTER, "rounds": 3}
     ],
     "council_round": [
-        {"number": 1, "rounds": 3, "question": INJECTION, "context": "- budget is tight"},
-        {"number": 3, "rounds": 3, "others": [{"name": "Participant 2", "text": INJECTION}]},
+        {
+            "number": 1,
+            "rounds": 3,
+            "question": INJECTION,
+            "context": "- budget is tight",
+            "first_turn": True,
+        },
+        {
+            "number": 3,
+            "rounds": 3,
+            "others": [{"name": "Participant 2", "text": INJECTION}],
+            "first_turn": False,
+        },
+        {
+            "number": 2,
+            "rounds": 3,
+            "question": INJECTION,
+            "context": INJECTION,
+            "first_turn": True,
+            "others": [{"name": "Participant 2", "text": INJECTION}],
+        },
     ],
     "council_synthesis": [
         {
