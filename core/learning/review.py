@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
+from core.memory.tombstones import refuse_if_buried
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
     if edit is not None and not edit.strip():
         raise InvalidInput("the edited text is empty")
+    if edit is None:  # filed before its text was forgotten; an edit is the operator's own words
+        refuse_if_buried(services, proposal.text)
     _claim(services, proposal)  # the bot and the cockpit may approve the same one at once
     try:
         entry = _apply(services, proposal, edit)

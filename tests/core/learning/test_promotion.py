@@ -153,5 +153,5 @@ async def test_a_never_store_rule_holds_against_promotion_too(services):
 
     outcome = await promote(services)
 
-    assert outcome["semantic_to_procedural"] == 0 and outcome["blocked_by_consent"] == 1
+    assert outcome["semantic_to_procedural"] == 0 and outcome["withheld_by_consent"] == 1
     assert promotions(services) == []
