@@ -81,6 +81,58 @@ def consent_of(text: str) -> str | None:
     return DONT_REMEMBER if verdict.suppress_turn else None
 
 
+_POLITE = {"stp", "svp", "merci", "please", "thanks", "thank", "ok", "okay", "plait", "hein"}
+
+
+def is_bare_instruction(text: str) -> bool:
+    """Whether a message is only "don't remember this" (so "this" is the message before it)."""
+    folded = fold(text).replace("’", "'")
+    if not _DONT_REMEMBER.search(folded) or _NEVER_STORE.search(folded):
+        return False
+    rest = _DONT_REMEMBER.sub(" ", folded)
+    return len([t for t in terms(rest) if t not in _POLITE]) <= 1
+
+
+def withhold_previous(services: Services, capture_id: str, minutes: int = 30) -> int:
+    """A bare "don't remember this" withholds the same speaker's previous message in the chat
+    (sent in the last `minutes`) and withdraws the open proposals drawn from it alone; return
+    how many proposals were withdrawn."""
+    found = services.db.rows(
+        "SELECT surface, chat_id, user_id, sent_at, rowid FROM captures WHERE id = ?",
+        (capture_id,),
+    )
+    if not found:
+        return 0
+    surface, chat, user, sent, rowid = found[0]
+    previous = services.db.rows(
+        "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
+        "AND user_id IS ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
+        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+        (surface, chat, user, sent, sent, rowid),
+    )
+    if not previous or _minutes_between(previous[0][1], sent) > minutes:
+        return 0
+    target = previous[0][0]
+    services.db.execute(
+        "UPDATE captures SET consent = ? WHERE id = ? AND consent IS NULL", (DONT_REMEMBER, target)
+    )
+    return services.db.execute(
+        "DELETE FROM proposals WHERE status IN ('pending', 'recommended') "
+        "AND json_array_length(source_capture_ids) = 1 "
+        "AND json_extract(source_capture_ids, '$[0]') = ?",
+        (target,),
+    )
+
+
+def _minutes_between(earlier, later) -> float:
+    from datetime import datetime
+
+    def parse(value):
+        return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+    return (parse(later) - parse(earlier)).total_seconds() / 60
+
+
 def add_never_store_rule(services: Services, subject: str, capture_id: str | None = None):
     """Record the standing rule as a procedural constraint (an explicit command is an approval)."""
     from core.memory.api import remember

@@ -26,8 +26,10 @@ from core.learning.consent import (
     ConsentRefused,
     add_never_store_rule,
     blocked_by_rule,
+    is_bare_instruction,
     never_store_patterns,
     read_consent,
+    withhold_previous,
 )
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
@@ -49,6 +51,7 @@ class LearningReport:
     approved: list[str] = field(default_factory=list)
     blocked: int = 0
     suppressed: bool = False
+    withdrawn: int = 0  # open proposals withdrawn by a bare "don't remember this"
     rule: str | None = None
     failure: str | None = None
 
@@ -89,6 +92,8 @@ class Learner:
             report.rule = rule.memory_id
         if consent.suppress_turn:
             report.suppressed = True
+            if capture_id and is_bare_instruction(text):
+                report.withdrawn = withhold_previous(self.services, capture_id)
             return report
         messages = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
         if reply:

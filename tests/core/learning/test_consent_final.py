@@ -232,3 +232,18 @@ def test_an_old_mirror_copy_does_not_bring_a_forgotten_entry_back(services, tmp_
 
     assert outcome["forgotten"] == 1 and outcome["proposals"] == []
     assert proposals(services) == []
+
+
+async def test_a_bare_dont_remember_this_withholds_the_message_before_it(services):
+    said = await ask(services, "Le code d'entrée de l'immeuble est 4412B.", chat_id="c3")
+    assert [p.source_capture_ids for p in mentioning(services, "4412b")] == [[said.capture_id]]
+
+    reply = await ask(services, "Ne retiens pas ça, stp.", chat_id="c3")
+
+    assert mentioning(services, "4412b") == []
+    assert reply.learning["suppressed"] and reply.learning["withdrawn"] == 1
+    assert (await learn_archive(services))["proposals"] == 0
+    assert mentioning(services, "4412b") == []
+    # Only the message just before, in the same chat: the rest of the history is untouched.
+    await ask(services, "Le code du portail est 7700A.", chat_id="c3")
+    assert len(mentioning(services, "7700a")) == 1

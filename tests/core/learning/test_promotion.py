@@ -44,6 +44,7 @@ async def test_an_episode_seen_twice_is_not_a_pattern_yet(services):
 
     assert await promote(services) == {
         "episodic_to_semantic": 0, "semantic_to_procedural": 0, "blocked_by_consent": 0,
+        "withheld_by_consent": 0,
     }  # fmt: skip
     assert promotions(services) == []
 
