@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
-from core.memory.tombstones import refuse_if_buried
+from core.memory.tombstones import Forgotten, refuse_if_buried
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -126,10 +126,15 @@ def restore(services: Services, proposal_id: str) -> Proposal:
 
 
 def approve_recommended(services: Services) -> list[MemoryEntry]:
-    """Approve every recommended proposal (bulk); return the entries written."""
-    return [
-        approve(services, p.id) for p in services.proposals.list(("recommended",), limit=10_000)
-    ]
+    """Approve every recommended proposal (bulk); return the entries written. One filed before
+    its text was forgotten stays unapproved (the rest still go through)."""
+    entries = []
+    for p in services.proposals.list(("recommended",), limit=10_000):
+        try:
+            entries.append(approve(services, p.id))
+        except Forgotten:
+            log.info("proposal %s not approved: its text was forgotten", p.id)
+    return entries
 
 
 def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | None:

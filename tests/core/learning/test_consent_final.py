@@ -13,7 +13,7 @@ import pytest
 from core.cli.main import main
 from core.jobs.registry import run_job
 from core.learning.backfill import learn_archive
-from core.learning.review import approve
+from core.learning.review import OPEN, approve, approve_recommended
 from core.memory.forget import forget_entry
 from core.memory.mirror import export_markdown, import_markdown
 from tests.core.learning.support import NOW, ask, capture, entry, proposals
@@ -125,6 +125,9 @@ async def test_an_open_proposal_of_a_forgotten_text_cannot_be_approved(services)
 
     with pytest.raises(Forgotten):
         approve(services, second.id)
+    services.db.execute("UPDATE proposals SET status = 'recommended' WHERE id = ?", (second.id,))
+    assert approve_recommended(services) == []  # the bulk approval passes over it
+    assert services.proposals.get(second.id).status in OPEN
     # The operator may still write it in their own words: an edit is explicit.
     assert approve(services, second.id, edit="Violoncelle le mardi soir").canonical_text
 
