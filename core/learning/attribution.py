@@ -1,5 +1,6 @@
-"""Facts are about their speaker: what a contact says of herself becomes a statement about her,
-named ("I'm off 6-10 May" from Léa → "Léa Martin is off 6-10 May"), never one about the operator.
+"""Facts are about their speaker: what a contact says of herself becomes a statement about
+her, named ("I'm off 6-10 May" from Léa → "Léa Martin is off 6-10 May"), never one about the
+operator.
 
 The rewrite turns first-person French and English into the third person around the speaker's
 name; a statement with no first person keeps its words and says whose they are.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from core.archive import speakers
 from core.errors import EloraError
 from core.learning.consent import LEARNABLE, Consent, ConsentRefused, blocked_by_rule
-from core.learning.engine import contact_name, message
+from core.learning.engine import LearningReport, contact_name, message
 from core.learning.heuristics import heuristic_candidates
 from core.storage.db import db_time
 
@@ -92,8 +92,6 @@ async def learn_archive(
         blocked += len(rows) - len(messages)
         candidates = []
         if mode == "model" and messages:
-            from core.learning.engine import LearningReport
-
             report = LearningReport(extractor="model")
             candidates = await learner._extract(messages, report)
             if report.failure is not None:

@@ -228,8 +228,14 @@ def message(
     operator: bool | None = True, date: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """One message as extraction reads it: who said it, and whether that was the operator."""
-    return {"capture_id": capture_id, "role": role, "text": text, "date": date,
-            "speaker": speaker_label(speaker), "operator": operator if role == "user" else False}  # fmt: skip
+    return {
+        "capture_id": capture_id,
+        "role": role,
+        "text": text,
+        "date": date,
+        "speaker": speaker_label(speaker),
+        "operator": operator if role == "user" else False,
+    }
 
 
 def contact_name(m: dict[str, Any]) -> str | None:
