@@ -118,7 +118,7 @@ async def ingest_document(
             surface=surface, chat_id=chat_id, user_id=user_id, message_id=message_id,
             text=text, sent_at=sent_at or now, sender=None, role="user", kind="document",
             media={"file_name": name, "size": len(data), "caption": caption},
-            provenance={"source_id": source_id},
+            provenance={"source_id": source_id}, operator=settings.is_operator(user_id),
         )  # fmt: skip
         capture_id = (await asyncio.to_thread(services.archive.capture, capture)).id
     save = services.session_memory.save

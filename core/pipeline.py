@@ -193,6 +193,7 @@ class Assistant:
             message_id=request.message_id if role == "user" else None,
             sender=request.sender if role == "user" else "Elora",
             role=role,
+            operator=role == "user" and self.settings.is_operator(request.user_id),
             provenance=request.provenance if role == "user" else {"reply_to": request.message_id},
         )
         # Indexed after the reply (see handle): the embedding is not on the answer's path.
@@ -274,8 +275,9 @@ class Assistant:
         try:
             answer = reply.text if reply.status == "answered" else None
             report = await self.services.learner.after_exchange(
-                request.text, capture_id, answer, private=request.private
-            )
+                request.text, capture_id, answer, private=request.private, speaker=request.sender,
+                operator=self.settings.is_operator(request.user_id),
+            )  # fmt: skip
         except EloraError as exc:
             log.warning("learning failed for this exchange: %s", exc)
             return {"failure": f"learning failed: {exc}"}
@@ -299,8 +301,10 @@ class Assistant:
                     "degraded": reply.pack.degraded if reply.pack else False,
                     "cut": len(reply.pack.cut) if reply.pack else 0,
                     # What recall missed is named with the message's own words: not kept
-                    # for a private chat, whose messages leave nothing behind.
-                    "missing": reply.pack.missing if reply.pack and not request.private else [],
+                    # for a private chat or a "don't remember" message.
+                    "missing": reply.pack.missing
+                    if reply.pack and not request.private and not reply.learning.get("suppressed")
+                    else [],
                     "gate": reply.gate,
                     "start_tier": reply.start_tier,
                 },

@@ -52,7 +52,7 @@ def capture_command(update: Update, context: EloraContext) -> str | None:
         CaptureIn(surface="telegram", chat_id=str(chat.id), text=message.text or "",
                   sent_at=message.date, user_id=str(update.effective_user.id),
                   message_id=str(message.message_id), sender=update.effective_user.full_name,
-                  kind="command")
+                  kind="command", operator=services.settings.is_operator(update.effective_user.id))
     )  # fmt: skip
     return result.id
 

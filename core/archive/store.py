@@ -27,8 +27,8 @@ ROLE_LABELS = {"user", "assistant", "system"}
 
 _INSERT_CAPTURE = """
 INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
-    text, sent_at, captured_at, reply_to, media, provenance)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid
+    text, sent_at, captured_at, reply_to, media, provenance, consent, is_operator)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid
 """
 _INSERT_CHUNK = """
 INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
@@ -117,7 +117,7 @@ class Archive:
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
                     c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
-                    _dumps(c.media), _dumps(c.provenance),
+                    _dumps(c.media), _dumps(c.provenance), c.consent, c.operator,
                 ),
             ).first()  # fmt: skip
             if row is not None:

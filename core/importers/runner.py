@@ -9,8 +9,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from core.archive import speakers
 from core.archive.records import CaptureIn
-from core.errors import ImportFormatError
+from core.errors import ImportFormatError, InvalidInput
 from core.importers import chatgpt, telegram
 from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
 
@@ -43,6 +44,8 @@ class ImportReport:
     chunks_indexed: int = 0
     chunks_pending: int = 0
     seconds: float = 0.0
+    # Who the operator is among the senders, and how Elora knows (None: not known).
+    operator: str | None = None
 
     @property
     def rate(self) -> float:
@@ -67,6 +70,13 @@ class ImportReport:
         )
         if self.chunks_pending:
             line += f"; {self.chunks_pending:,} chunks still wait for vectors (`elora reindex`)"
+        if self.operator:
+            line += f"; you are {self.operator}"
+        elif self.operator is None and self.stored:
+            line += (
+                "; the operator was not identified among the senders (`--me NAME` or "
+                "ELORA_OPERATOR_TELEGRAM_IDS): learning names every speaker"
+            )
         return line
 
 
@@ -78,10 +88,16 @@ class ImportPlan:
     chats: int = 0
     total: int = 0
     load_seconds: float = 0.0
+    # The operator's Telegram ids the exports revealed (owner, --me), and how.
+    operator_ids: set[str] = field(default_factory=set)
+    operator: str | None = None
 
 
-def prepare(paths: Iterable[Path | str], fmt: str = "auto") -> ImportPlan:
-    """Read and check every export; raise ImportFormatError before anything is stored."""
+def prepare(paths: Iterable[Path | str], fmt: str = "auto", me: str | None = None) -> ImportPlan:
+    """Read and check every export; raise ImportFormatError before anything is stored.
+
+    `me` names the operator among a Telegram export's senders; without it the export's owner
+    is found where the export tells it (see telegram.owner_ids)."""
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFormatError(f"unknown format {fmt!r}; expected auto, {', '.join(FORMATS)}")
     started = time.perf_counter()
@@ -92,8 +108,34 @@ def prepare(paths: Iterable[Path | str], fmt: str = "auto") -> ImportPlan:
         plan.exports.append((export, parser))
         plan.chats += chats
         plan.total += records
+    _find_operator(plan, me)
     plan.load_seconds = time.perf_counter() - started
     return plan
+
+
+def _find_operator(plan: ImportPlan, me: str | None) -> None:
+    """Who the operator is in the Telegram exports of the plan (ChatGPT's user always is)."""
+    exports = [export.data for export, parser in plan.exports if parser is telegram]
+    if me is not None and exports:
+        named: dict[str, str] = {}
+        for data in exports:
+            named.update(telegram.ids_named(data, me))
+        if not named:
+            some = sorted({n for data in exports for n in telegram.senders(data)})
+            raise InvalidInput(
+                f"--me {me!r}: no sender of the export goes by that name"
+                + (f" (senders include: {', '.join(some[:12])})" if some else "")
+            )
+        plan.operator_ids = set(named)
+        plan.operator = f"{sorted(set(named.values()))[0]} (--me)"
+        return
+    for data in exports:
+        owners = telegram.owner_ids(data)
+        if owners:
+            plan.operator_ids |= owners
+            info = data.get("personal_information") or {}
+            name = " ".join(filter(None, (info.get("first_name"), info.get("last_name"))))
+            plan.operator = f"{name or 'user ' + ', '.join(sorted(owners))} (the export's owner)"
 
 
 class _Batcher:
@@ -156,9 +198,12 @@ def run(
     report = ImportReport(files=len(plan.exports), chats=plan.chats)
     chunks_before = services.archive.counts()["chunks"]
     batcher = _Batcher(services, report, on_progress)
+    operator_ids = speakers.known_operator_ids(services) | plan.operator_ids
     try:
         for export, parser in plan.exports:
             for item in parser.parse(export.data, export.name):
+                if parser is telegram and isinstance(item, CaptureIn):
+                    item.operator = speakers.is_operator_speaker(operator_ids, item.user_id)
                 batcher.add(item)
         batcher.flush()
     except ImportFormatError as exc:
@@ -168,6 +213,9 @@ def run(
             f"{exc} ({report.stored:,} new messages were archived before this point; "
             "fix the file and run the import again to resume)"
         ) from exc
+    # Durable: later imports, `elora learn` and the bot know the operator from now on.
+    speakers.record_operator_ids(services, plan.operator_ids)
+    report.operator = plan.operator or _configured(services, plan, operator_ids)
     counts = services.archive.counts()
     report.chunks_created = counts["chunks"] - chunks_before
     report.chunks_pending = counts["chunks_pending_vectors"]
@@ -175,11 +223,21 @@ def run(
     return report
 
 
+def _configured(services: Services, plan: ImportPlan, operator_ids: set[str]) -> str | None:
+    """How the operator is known when the exports did not say (settings, an earlier import)."""
+    if not any(parser is telegram for _, parser in plan.exports):
+        return ""  # ChatGPT: the one who asked is the operator; nothing to say
+    return (
+        f"Telegram user {', '.join(sorted(operator_ids))} (already known)" if operator_ids else None
+    )
+
+
 def import_paths(
     services: Services,
     paths: Iterable[Path | str],
     fmt: str = "auto",
     on_progress: Callable[[int], None] | None = None,
+    me: str | None = None,
 ) -> ImportReport:
     """Prepare and run an import in one call."""
-    return run(services, prepare(paths, fmt), on_progress)
+    return run(services, prepare(paths, fmt, me), on_progress)

@@ -16,15 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from core.archive.speakers import speaker_label
 from core.errors import EloraError
 from core.learning import admission
+from core.learning.attribution import about_speaker, mentions
 from core.learning.candidates import Candidate, ExtractionOutput
 from core.learning.consent import (
+    Consent,
     ConsentRefused,
     add_never_store_rule,
     blocked_by_rule,
+    is_bare_instruction,
     never_store_patterns,
     read_consent,
+    withhold_previous,
 )
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
@@ -46,6 +51,7 @@ class LearningReport:
     approved: list[str] = field(default_factory=list)
     blocked: int = 0
     suppressed: bool = False
+    withdrawn: int = 0  # open proposals withdrawn by a bare "don't remember this"
     rule: str | None = None
     failure: str | None = None
 
@@ -71,23 +77,27 @@ class Learner:
         return choice
 
     async def after_exchange(
-        self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False
-    ) -> LearningReport:
-        """Learn from one operator message (and the reply it got)."""
+        self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False,
+        speaker: str | None = None, operator: bool = True,
+    ) -> LearningReport:  # fmt: skip
+        """Learn from one message (and the reply it got); what someone other than the operator
+        says is learned as being about them, by name."""
         report = LearningReport(extractor=self.extractor())
         if private or report.extractor == "off":
             report.extractor = "off" if not private else "private"
             return report
         consent = read_consent(text)
-        if consent.never_store:
+        if consent.never_store and operator:
             rule = add_never_store_rule(self.services, consent.never_store, capture_id)
             report.rule = rule.memory_id
         if consent.suppress_turn:
             report.suppressed = True
+            if capture_id and is_bare_instruction(text):
+                report.withdrawn = withhold_previous(self.services, capture_id)
             return report
-        messages = [{"capture_id": capture_id, "role": "user", "text": text}]
+        messages = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
         if reply:
-            messages.append({"capture_id": None, "role": "assistant", "text": reply})
+            messages.append(message(None, "assistant", reply))
         candidates = await self._extract(messages, report)
         await self._file(candidates, report)
         return report
@@ -100,7 +110,7 @@ class Learner:
             c
             for m in messages
             if m["role"] == "user"
-            for c in heuristic_candidates(m["text"], m["capture_id"])
+            for c in heuristic_candidates(m["text"], m["capture_id"], contact_name(m))
         ]
         if report.extractor != "model":
             return explicit
@@ -111,7 +121,7 @@ class Learner:
             raw = await self.services.llm.complete_text(
                 "LITE", [{"role": "user", "content": prompt}]
             )
-            found = _parse_extraction(raw, messages)
+            found = attribute(_parse_extraction(raw, messages), messages)
         except (EloraError, ValueError, ValidationError) as exc:
             report.failure = f"extraction failed: {str(exc)[:300]}"
             log.warning("candidate extraction failed: %s", exc)
@@ -127,7 +137,11 @@ class Learner:
             if blocked_by_rule(candidate.text, patterns):
                 report.blocked += 1
                 continue
-            proposal = await self.submit(candidate)
+            try:
+                proposal = await self.submit(candidate)
+            except ConsentRefused:  # forgotten, or drawn from a withheld message
+                report.blocked += 1
+                continue
             report.proposals.append(proposal.id)
             if proposal.status == "approved":
                 report.approved.append(proposal.memory_id)
@@ -144,12 +158,14 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        if candidate.authority != "operator" and blocked_by_rule(
-            candidate.text, never_store_patterns(services)
-        ):
-            # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
-            # the operator's standing rule holds even where no caller checked it first.
+        consent = Consent(services)
+        operator = candidate.authority == "operator"
+        # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
+        # consent holds even where no caller checked it first.
+        if not operator and blocked_by_rule(candidate.text, consent.patterns):
             raise ConsentRefused("the operator asked never to store this subject (consent rule)")
+        if consent.withheld(candidate.source_capture_ids, rules=not operator):
+            raise ConsentRefused("drawn from a message the operator withheld from learning")
         captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
         verdict = admission.score(services, candidate, captured_at, exclude_uuids)
         relation = None
@@ -183,7 +199,6 @@ class Learner:
             conflict_uuid=conflict_uuid,
             conflict_relation=relation if conflict_uuid else None,
         )
-        operator = candidate.authority == "operator"
         auto = self.settings.learning_policy == "auto" and status == "recommended"
         if operator or auto:
             approve(services, proposal.id)
@@ -206,6 +221,39 @@ class Learner:
         if not row or row[0] is None:
             return None
         return datetime.fromisoformat(str(row[0]))
+
+
+def message(
+    capture_id: str | None, role: str, text: str, *, speaker: str | None = None,
+    operator: bool | None = True, date: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One message as extraction reads it: who said it, and whether that was the operator."""
+    return {
+        "capture_id": capture_id,
+        "role": role,
+        "text": text,
+        "date": date,
+        "speaker": speaker_label(speaker),
+        "operator": operator if role == "user" else False,
+    }
+
+
+def contact_name(m: dict[str, Any]) -> str | None:
+    """The name to attribute a user message to, or None when it is the operator's."""
+    if m["role"] != "user" or m.get("operator") is True:
+        return None
+    return m.get("speaker")
+
+
+def attribute(candidates: list[Candidate], messages: list[dict[str, Any]]) -> list[Candidate]:
+    """Name the speaker in a candidate drawn only from one contact's messages (the model may
+    have kept their "I")."""
+    by_capture = {m["capture_id"]: m for m in messages if m["capture_id"]}
+    for c in candidates:
+        names = {contact_name(by_capture[i]) for i in c.source_capture_ids if i in by_capture}
+        if len(names) == 1 and (name := names.pop()) and not mentions(c.text, name):
+            c.text = about_speaker(c.text, name)
+    return candidates
 
 
 def _parse_extraction(raw: str, messages: list[dict[str, Any]]) -> list[Candidate]:

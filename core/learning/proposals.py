@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.ids import new_id
+from core.memory.tombstones import refuse_if_buried
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -50,7 +51,10 @@ class ProposalStore:
         conflict_uuid: str | None = None,
         conflict_relation: str | None = None,
     ) -> Proposal:
-        """Store a new proposal and return it."""
+        """Store a new proposal and return it; a forgotten text is refused (Forgotten)."""
+        # The one place proposals are born: extraction, `elora learn`, jobs, model tools and
+        # mirror imports all pass here, so none of them brings a forgotten text back.
+        refuse_if_buried(self.services, text)
         proposal = Proposal(
             id=new_id(),
             status=status,

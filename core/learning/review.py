@@ -15,6 +15,7 @@ from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
 from core.learning.proposals import CLAIM_LEASE, being_decided
 from core.memory.api import confirm_entry, save_or_confirm
+from core.memory.tombstones import Forgotten, refuse_if_buried
 from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
 
@@ -55,6 +56,8 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
     if edit is not None and not edit.strip():
         raise InvalidInput("the edited text is empty")
+    if edit is None:  # filed before its text was forgotten; an edit is the operator's own words
+        refuse_if_buried(services, proposal.text)
     claim = _claim(services, proposal)  # the bot and the cockpit may approve it at once
     try:
         entry = _apply(services, proposal, edit)
@@ -139,11 +142,19 @@ def restore(services: Services, proposal_id: str) -> Proposal:
 
 
 def approve_recommended(services: Services) -> list[MemoryEntry]:
-    """Approve every recommended proposal (bulk); return the entries written."""
+    """Approve every recommended proposal (bulk); return the entries written. One being
+    approved elsewhere right now is that surface's to finish; one filed before its text was
+    forgotten stays unapproved (the rest still go through)."""
     now = services.clock.now()
-    rows = services.proposals.list(("recommended",), limit=10_000)
-    # One being approved elsewhere right now is that surface's to finish.
-    return [approve(services, p.id) for p in rows if not being_decided(p, now)]
+    entries = []
+    for p in services.proposals.list(("recommended",), limit=10_000):
+        if being_decided(p, now):
+            continue
+        try:
+            entries.append(approve(services, p.id))
+        except Forgotten:
+            log.info("proposal %s not approved: its text was forgotten", p.id)
+    return entries
 
 
 def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | None:

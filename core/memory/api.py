@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from core.ids import memory_uuid
 from core.memory.forget import ForgetReport, forget_entry
 from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, text_key, topics_from_text
+from core.memory.tombstones import lift
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def remember_or_confirm(
 ) -> Remembered:
     """An explicit save by the operator: fills the strict schema with operator-authority
     defaults; saying a kept memory again confirms it instead of adding a copy."""
+    lift(services, text)  # an explicit save is consent given again (core.memory.tombstones)
     now = services.clock.now()
     memory_id = memory_id or _free_slug(services, slug_for(kind, text))
     # A plain dict: save() validates it and turns a bad field into InvalidInput (one clear line).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
+from core.memory.tombstones import bury_entry
 from core.storage.db import db_time
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def source_capture_ids(sources: list[dict]) -> list[str]:
 def forget_entry(services: Services, memory_id: str, with_sources: bool = False) -> ForgetReport:
     """Erase one entry (and optionally its source messages) from every store; log ids only."""
     entry = services.memory.require(memory_id)
+    bury_entry(services, entry)  # nothing re-proposes it (core.memory.tombstones)
     captures = source_capture_ids(entry.sources) if with_sources else []
     with services.db.session() as session:
         conn = session.connection()

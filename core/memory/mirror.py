@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import InvalidInput
+from core.memory.tombstones import Forgotten
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -95,7 +96,14 @@ def _entry_markdown(entry: MemoryEntry, links: list[dict[str, Any]]) -> str:
 
 
 def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
-    """Write README.md, index.md, manifest.json and one file per entry; read-only on the DB."""
+    """Write README.md, index.md, manifest.json and one file per entry; read-only on the DB.
+
+    An entry resting on material the operator withheld (a never-store subject, messages under
+    "don't remember") is not written: consent is final, on disk too."""
+    from core.learning.consent import Consent
+
+    consent = Consent(services)
+    withheld_count = 0
     directory = Path(directory)
     entries_dir = directory / "entries"
     entries_dir.mkdir(parents=True, exist_ok=True)
@@ -108,11 +116,15 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
         if not page:
             break
         offset += len(page)
+        withheld = consent.withheld_entries(page)
+        withheld_count += len(withheld)
         by_uuid.update({e.uuid: e.memory_id for e in page})
         links = services.memory.links_of([e.uuid for e in page])
         unknown = {u for x in links for u in (x.from_uuid, x.to_uuid)} - set(by_uuid)
         by_uuid.update({u: e.memory_id for u, e in services.memory.by_uuids(list(unknown)).items()})
         for entry in page:
+            if entry.uuid in withheld:
+                continue
             mine = [
                 {"relation": x.relation,
                  "other": by_uuid.get(x.to_uuid if x.from_uuid == entry.uuid else x.from_uuid, "?")}
@@ -137,7 +149,11 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False), "utf-8")
     (directory / "index.md").write_text("\n".join(index_lines) + "\n", encoding="utf-8")
     (directory / "README.md").write_text(_readme(len(manifest["entries"])), encoding="utf-8")
-    return {"directory": str(directory), "entries": len(manifest["entries"])}
+    return {
+        "directory": str(directory),
+        "entries": len(manifest["entries"]),
+        "withheld_by_consent": withheld_count,
+    }
 
 
 def _readme(count: int) -> str:
@@ -174,7 +190,7 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
     directory = Path(directory)
     if not (directory / "entries").is_dir():
         raise InvalidInput(f"{directory} is not an Elora mirror (no entries/ folder)")
-    proposals, unchanged, errors = [], 0, []
+    proposals, unchanged, errors, forgotten = [], 0, [], 0
     for path in sorted((directory / "entries").rglob("*.md")):
         try:
             data = parse_entry_file(path)
@@ -202,8 +218,12 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
         except ValueError as exc:
             errors.append(f"{path}: {exc}")
             continue
-        proposals.append(_propose_edit(services, candidate, current))
-    return {"proposals": proposals, "unchanged": unchanged, "errors": errors}
+        try:
+            proposals.append(_propose_edit(services, candidate, current))
+        except Forgotten:  # a file of a forgotten entry (an old copy of the mirror)
+            forgotten += 1
+    return {"proposals": proposals, "unchanged": unchanged, "errors": errors,
+            "forgotten": forgotten}  # fmt: skip
 
 
 def _changed(entry: MemoryEntry, data: dict[str, Any]) -> bool:

@@ -307,6 +307,33 @@ CREATE INDEX ix_entries_touched ON memory_entries (last_touched);
     )
 
 
+@migration(7, "consent and speakers: captures.consent, captures.is_operator, tombstones")
+def m007_consent_speakers(conn: Connection) -> None:
+    # consent: why a message is material for no job (a consent instruction, or the source of a
+    # forgotten entry); NULL when it may be learned from. is_operator: 1 the operator said it,
+    # 0 a contact or the assistant, NULL not known yet (resolved once the operator is).
+    _run(
+        conn,
+        """
+ALTER TABLE captures ADD COLUMN consent TEXT;
+ALTER TABLE captures ADD COLUMN is_operator INTEGER;
+CREATE TABLE tombstones (
+    digest TEXT PRIMARY KEY,
+    created_at DATETIME NOT NULL
+);
+UPDATE captures SET is_operator = 0 WHERE role != 'user';
+UPDATE captures SET is_operator = 1 WHERE role = 'user' AND surface IN ('cli', 'cockpit', 'chatgpt');
+""",
+    )
+    from core.learning.consent import consent_of
+
+    # Messages archived before this migration carry their consent instruction too.
+    rows = conn.exec_driver_sql("SELECT rowid, text FROM captures WHERE role = 'user'").all()
+    flagged = [(flag, rowid) for rowid, body in rows if (flag := consent_of(body)) is not None]
+    if flagged:
+        conn.exec_driver_sql("UPDATE captures SET consent = ? WHERE rowid = ?", flagged)
+
+
 @migration(12, "proposal claims: claimed_at instead of an 'approving' status")
 def m012_proposal_claims(conn: Connection) -> None:
     # A decision in progress is a timed claim on a still-open proposal: a crash between the
