@@ -9,9 +9,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from core.archive.records import CaptureIn
+from core.archive.records import CaptureIn, length_problem
 from core.errors import ImportFormatError
 from core.importers import chatgpt, telegram
+from core.importers.limits import check_lengths, check_nesting
 from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ SKIPPED_FIELDS = {
     "service": "skipped_service",
     "empty": "skipped_empty",
     "branch": "skipped_branches",
+    "too_long": "skipped_too_long",
 }
 # Chunks embedded per call: large enough to keep the model busy, small enough for a smooth bar.
 INDEX_BATCH = 128
@@ -39,6 +41,8 @@ class ImportReport:
     skipped_service: int = 0
     skipped_empty: int = 0
     skipped_branches: int = 0
+    skipped_too_long: int = 0
+    too_long: list[str] = field(default_factory=list)
     chunks_created: int = 0
     chunks_indexed: int = 0
     chunks_pending: int = 0
@@ -67,6 +71,8 @@ class ImportReport:
         )
         if self.chunks_pending:
             line += f"; {self.chunks_pending:,} chunks still wait for vectors (`elora reindex`)"
+        if self.too_long:
+            line += f"; left out as too long: {'; '.join(self.too_long)}"
         return line
 
 
@@ -78,17 +84,26 @@ class ImportPlan:
     chats: int = 0
     total: int = 0
     load_seconds: float = 0.0
+    too_long: list[str] = field(default_factory=list)  # left out (--skip-too-long)
 
 
-def prepare(paths: Iterable[Path | str], fmt: str = "auto") -> ImportPlan:
-    """Read and check every export; raise ImportFormatError before anything is stored."""
+def prepare(
+    paths: Iterable[Path | str], fmt: str = "auto", skip_too_long: bool = False
+) -> ImportPlan:
+    """Read and check every export; raise ImportFormatError before anything is stored.
+
+    An export nested too deeply is refused; so is one holding a message over the archive's
+    length limit, unless `skip_too_long` (such messages are then left out and reported).
+    """
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFormatError(f"unknown format {fmt!r}; expected auto, {', '.join(FORMATS)}")
     started = time.perf_counter()
     plan = ImportPlan()
     for export in read_exports([Path(p) for p in paths]):
+        check_nesting(export.data, export.name)
         parser = PARSERS[detect_format(export.data, export.name) if fmt == "auto" else fmt]
         chats, records = parser.count(export.data, export.name)
+        plan.too_long += check_lengths(parser, export.data, export.name, skip_too_long)
         plan.exports.append((export, parser))
         plan.chats += chats
         plan.total += records
@@ -153,12 +168,14 @@ def run(
     are unique by (surface, chat, message), running the import again resumes where it stopped.
     """
     started = time.perf_counter()
-    report = ImportReport(files=len(plan.exports), chats=plan.chats)
+    report = ImportReport(files=len(plan.exports), chats=plan.chats, too_long=plan.too_long)
     chunks_before = services.archive.counts()["chunks"]
     batcher = _Batcher(services, report, on_progress)
     try:
         for export, parser in plan.exports:
             for item in parser.parse(export.data, export.name):
+                if isinstance(item, CaptureIn) and length_problem(item.text):
+                    item = Skipped("too_long")  # refused in prepare unless --skip-too-long
                 batcher.add(item)
         batcher.flush()
     except ImportFormatError as exc:
