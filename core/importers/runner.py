@@ -164,8 +164,10 @@ def run(
 ) -> ImportReport:
     """Import prepared exports; `on_progress(n)` tells that n more records are stored and embedded.
 
-    Batches already stored stay stored when a later record turns out malformed; since captures
-    are unique by (surface, chat, message), running the import again resumes where it stopped.
+    Every record was read and checked by `prepare`, so a malformed one refuses the export
+    before any batch is stored. Batches stored before an interruption (a crash, Ctrl-C) stay
+    stored; since captures are unique by (surface, chat, message), running the import again
+    resumes where it stopped.
     """
     started = time.perf_counter()
     report = ImportReport(files=len(plan.exports), chats=plan.chats, too_long=plan.too_long)
