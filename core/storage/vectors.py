@@ -75,8 +75,11 @@ class ChromaIndex:
 
     @property
     def location(self) -> str:
-        """Where the vectors live, for diagnostics."""
-        return self.url or str(self.path)
+        """Where the vectors live, for diagnostics (a server URL without any user:password)."""
+        if self.url:
+            parsed = urlparse(self.url)
+            return parsed._replace(netloc=parsed.netloc.rpartition("@")[2]).geturl()
+        return str(self.path)
 
     @property
     def embedded(self) -> bool:
