@@ -15,6 +15,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from core.archive.records import MAX_CAPTURE_CHARS
 from core.errors import ConfigError
 from core.memory.schema import IMPORTANCE_WEIGHT
 
@@ -97,7 +98,8 @@ class Settings(BaseSettings):
     profile_alpha: float = Field(0.2, gt=0, le=1)
 
     max_document_bytes: int = Field(10_000_000, ge=1000)
-    max_document_chars: int = Field(1_000_000, ge=1000)
+    # A document is archived as one capture, so it obeys the one message limit too.
+    max_document_chars: int = Field(1_000_000, ge=1000, le=MAX_CAPTURE_CHARS)
 
     learning_policy: Literal["review", "auto"] = "review"
     learning_extractor: Literal["auto", "model", "heuristic", "off"] = "auto"

@@ -86,6 +86,8 @@ def _pdf_text(data: bytes) -> str:
         return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages)
     except (PdfReadError, ValueError, KeyError) as exc:
         raise InvalidInput(f"the PDF could not be read ({exc})") from None
+    except Exception as exc:  # a malformed PDF trips pypdf in many other ways (deep nesting…)
+        raise InvalidInput(f"the PDF could not be read ({type(exc).__name__})") from None
 
 
 async def ingest_document(

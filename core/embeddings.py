@@ -127,6 +127,8 @@ class LiteLLMEmbedder:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
+        # Its "Give Feedback / Get Help" banner is printed to stdout on every failure.
+        litellm.suppress_debug_info = True
         try:
             response = litellm.embedding(
                 model=self.model, input=list(texts), api_base=self.api_base

@@ -9,6 +9,18 @@ from typing import Any, Literal
 from core.clock import to_utc_naive
 from core.ids import new_id
 
+# The longest message Elora archives, whether it arrives live or through an import (documents
+# stop lower, at ELORA_MAX_DOCUMENT_CHARS). Past this a "message" is a dump: chunking it would
+# bury the archive under thousands of chunks of one paste.
+MAX_CAPTURE_CHARS = 2_000_000
+
+
+def length_problem(text: str) -> str | None:
+    """Why a message is too long to archive (the one rule for capture and import), or None."""
+    if len(text) <= MAX_CAPTURE_CHARS:
+        return None
+    return f"{len(text):,} characters, over the {MAX_CAPTURE_CHARS:,}-character limit"
+
 
 @dataclass
 class CaptureIn:

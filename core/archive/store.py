@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
-from core.archive.records import CaptureIn, CaptureResult
+from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
 from core.storage.db import db_time
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_CAPTURE_CHARS = 2_000_000
 ROLE_LABELS = {"user", "assistant", "system"}
 
 _INSERT_CAPTURE = """
@@ -79,10 +78,9 @@ class Archive:
 
     def capture(self, item: CaptureIn, index: bool = True) -> CaptureResult:
         """Archive one message verbatim before anything else; spool it if the DB is unwritable."""
-        if len(item.text) > MAX_CAPTURE_CHARS:
-            raise InvalidInput(
-                f"message of {len(item.text):,} characters is over the {MAX_CAPTURE_CHARS:,} limit"
-            )
+        too_long = length_problem(item.text)
+        if too_long:
+            raise InvalidInput(f"message {item.message_id} is {too_long}")
         try:
             new, chunk_ids = self._write([item], windows=False)
         except StorageUnavailable as exc:

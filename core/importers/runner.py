@@ -10,9 +10,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from core.archive import speakers
-from core.archive.records import CaptureIn
+from core.archive.records import CaptureIn, length_problem
 from core.errors import ImportFormatError, InvalidInput
 from core.importers import chatgpt, telegram
+from core.importers.limits import check_lengths, check_nesting
 from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ SKIPPED_FIELDS = {
     "service": "skipped_service",
     "empty": "skipped_empty",
     "branch": "skipped_branches",
+    "too_long": "skipped_too_long",
 }
 # Chunks embedded per call: large enough to keep the model busy, small enough for a smooth bar.
 INDEX_BATCH = 128
@@ -40,6 +42,8 @@ class ImportReport:
     skipped_service: int = 0
     skipped_empty: int = 0
     skipped_branches: int = 0
+    skipped_too_long: int = 0
+    too_long: list[str] = field(default_factory=list)
     chunks_created: int = 0
     chunks_indexed: int = 0
     chunks_pending: int = 0
@@ -77,6 +81,8 @@ class ImportReport:
                 "; the operator was not identified among the senders (`--me NAME` or "
                 "ELORA_OPERATOR_TELEGRAM_IDS): learning names every speaker"
             )
+        if self.too_long:
+            line += f"; left out as too long: {'; '.join(self.too_long)}"
         return line
 
 
@@ -91,20 +97,31 @@ class ImportPlan:
     # The operator's Telegram ids the exports revealed (owner, --me), and how.
     operator_ids: set[str] = field(default_factory=set)
     operator: str | None = None
+    too_long: list[str] = field(default_factory=list)  # left out (--skip-too-long)
 
 
-def prepare(paths: Iterable[Path | str], fmt: str = "auto", me: str | None = None) -> ImportPlan:
+def prepare(
+    paths: Iterable[Path | str],
+    fmt: str = "auto",
+    me: str | None = None,
+    skip_too_long: bool = False,
+) -> ImportPlan:
     """Read and check every export; raise ImportFormatError before anything is stored.
 
     `me` names the operator among a Telegram export's senders; without it the export's owner
-    is found where the export tells it (see telegram.owner_ids)."""
+    is found where the export tells it (see telegram.owner_ids). An export nested too deeply
+    is refused; so is one holding a message over the archive's length limit, unless
+    `skip_too_long` (such messages are then left out and reported).
+    """
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFormatError(f"unknown format {fmt!r}; expected auto, {', '.join(FORMATS)}")
     started = time.perf_counter()
     plan = ImportPlan()
     for export in read_exports([Path(p) for p in paths]):
+        check_nesting(export.data, export.name)
         parser = PARSERS[detect_format(export.data, export.name) if fmt == "auto" else fmt]
         chats, records = parser.count(export.data, export.name)
+        plan.too_long += check_lengths(parser, export.data, export.name, skip_too_long)
         plan.exports.append((export, parser))
         plan.chats += chats
         plan.total += records
@@ -191,18 +208,22 @@ def run(
 ) -> ImportReport:
     """Import prepared exports; `on_progress(n)` tells that n more records are stored and embedded.
 
-    Batches already stored stay stored when a later record turns out malformed; since captures
-    are unique by (surface, chat, message), running the import again resumes where it stopped.
+    Every record was read and checked by `prepare`, so a malformed one refuses the export
+    before any batch is stored. Batches stored before an interruption (a crash, Ctrl-C) stay
+    stored; since captures are unique by (surface, chat, message), running the import again
+    resumes where it stopped.
     """
     started = time.perf_counter()
-    report = ImportReport(files=len(plan.exports), chats=plan.chats)
+    report = ImportReport(files=len(plan.exports), chats=plan.chats, too_long=plan.too_long)
     chunks_before = services.archive.counts()["chunks"]
     batcher = _Batcher(services, report, on_progress)
     operator_ids = speakers.known_operator_ids(services) | plan.operator_ids
     try:
         for export, parser in plan.exports:
             for item in parser.parse(export.data, export.name):
-                if parser is telegram and isinstance(item, CaptureIn):
+                if isinstance(item, CaptureIn) and length_problem(item.text):
+                    item = Skipped("too_long")  # refused in prepare unless --skip-too-long
+                elif parser is telegram and isinstance(item, CaptureIn):
                     item.operator = speakers.is_operator_speaker(operator_ids, item.user_id)
                 batcher.add(item)
         batcher.flush()

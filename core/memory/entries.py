@@ -309,7 +309,7 @@ class MemoryStore:
         qvec = query_vector
         try:
             if qvec is None:
-                self.services.vectorspace.ensure_compatible()
+                self.services.vectorspace.ensure_readable()
                 qvec = self.services.embedder.embed_query(query)
             cosine = self._nearest(qvec, fetch, scopes, statuses, tiers)
         except EloraError as exc:

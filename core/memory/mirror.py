@@ -33,6 +33,8 @@ SECTIONS = (
     "evidence",
     "metadata",
 )
+# Entry texts stop at 4,000 characters: a larger file was not written by the mirror.
+MAX_ENTRY_FILE_BYTES = 1_000_000
 EDITABLE = ("canonical_text", "importance", "topics", "tier", "kind", "scope", "confidence")
 
 
@@ -167,20 +169,43 @@ def _readme(count: int) -> str:
 
 
 def parse_entry_file(path: Path) -> dict[str, Any]:
-    """Front matter plus the canonical_text section of one mirror file."""
+    """Front matter plus the canonical_text section of one mirror file (InvalidInput if the
+    file is too large, not UTF-8 text, or its front matter is not a mapping of plain values)."""
     import yaml
 
-    match = FRONT.match(path.read_text(encoding="utf-8"))
+    size = path.stat().st_size
+    if size > MAX_ENTRY_FILE_BYTES:
+        raise InvalidInput(
+            f"{path}: {size:,} bytes, over the {MAX_ENTRY_FILE_BYTES:,}-byte limit of an entry file"
+        )
+    try:
+        content = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+    match = FRONT.match(content)
     if not match:
         raise InvalidInput(f"{path}: no YAML front matter")
     try:
         front = yaml.safe_load(match.group(1)) or {}
     except yaml.YAMLError as exc:
         raise InvalidInput(f"{path}: invalid front matter: {exc}") from None
+    except RecursionError:  # the YAML composer recurses once per nesting level
+        raise InvalidInput(f"{path}: front matter nested too deeply") from None
+    _check_front(path, front)
     body = match.group(2)
     section = re.search(r"## canonical_text\s*\n(.*?)(?=\n## |\Z)", body, re.S)
     front["canonical_text"] = section.group(1).strip() if section else ""
     return front
+
+
+def _check_front(path: Path, front: Any) -> None:
+    """The front matter's shape: a mapping, a text memory_id, a list of topics."""
+    if not isinstance(front, dict):
+        raise InvalidInput(f"{path}: front matter is not a mapping of fields")
+    if not isinstance(front.get("memory_id") or "", str):
+        raise InvalidInput(f"{path}: memory_id must be text")
+    if not isinstance(front.get("topics") or [], list):
+        raise InvalidInput(f"{path}: topics must be a list")
 
 
 def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
@@ -209,14 +234,14 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
                 tier=data.get("tier"),
                 scope=data.get("scope", "global"),
                 topics=data.get("topics") or [],
-                importance=int(data.get("importance", 2)),
-                confidence=float(data.get("confidence", 0.8)),
+                importance=data.get("importance", 2),
+                confidence=data.get("confidence", 0.8),
                 memory_id=memory_id,
                 authority="model",
                 reason="edited in the Markdown mirror",
             )
         except ValueError as exc:
-            errors.append(f"{path}: {exc}")
+            errors.append(f"{path}: {_one_line(exc)}")
             continue
         try:
             proposals.append(_propose_edit(services, candidate, current))
@@ -224,6 +249,15 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
             forgotten += 1
     return {"proposals": proposals, "unchanged": unchanged, "errors": errors,
             "forgotten": forgotten}  # fmt: skip
+
+
+def _one_line(exc: ValueError) -> str:
+    """A validation error as one line: the first field at fault and why."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc']) or 'entry'}: {first['msg']}"
+    return str(exc).splitlines()[0]
 
 
 def _changed(entry: MemoryEntry, data: dict[str, Any]) -> bool:

@@ -40,7 +40,13 @@ async def _ask(svc, args):
     extra = None
     if args.file:
         path = Path(args.file)
+        limit = svc.settings.max_document_bytes
         try:
+            if path.stat().st_size > limit:  # refused before reading it into memory
+                raise InvalidInput(
+                    f"{path.name} is {path.stat().st_size / 1e6:.1f} MB; "
+                    f"the limit is {limit / 1e6:.0f} MB"
+                )
             data = path.read_bytes()
         except OSError as exc:
             raise InvalidInput(f"{path}: {exc.strerror}") from None

@@ -25,6 +25,11 @@ def configure(parser) -> None:
         metavar="NAME",
         help="your name as a sender in the export (when it does not say who exported it)",
     )
+    parser.add_argument(
+        "--skip-too-long",
+        action="store_true",
+        help="leave out messages over the archive's length limit instead of refusing the export",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -34,7 +39,7 @@ def run(args) -> int:
     from core.importers.runner import prepare
     from core.importers.runner import run as run_import
 
-    plan = prepare(args.paths, args.format, args.me)
+    plan = prepare(args.paths, args.format, args.me, skip_too_long=args.skip_too_long)
     svc = services()
     try:
         with progress_bar("importing", plan.total, unit="messages") as advance:
