@@ -307,6 +307,19 @@ CREATE INDEX ix_entries_touched ON memory_entries (last_touched);
     )
 
 
+@migration(8, "forget log: forgets by phrase and how many entries they erased")
+def m008_forget_log(conn: Connection) -> None:
+    # `elora forget --matching` erases messages and entries by a phrase: its log row names no
+    # entry (entry_uuid '') and never the phrase, only what kind of forget it was and counts.
+    _run(
+        conn,
+        """
+ALTER TABLE forget_log ADD COLUMN matching BOOLEAN NOT NULL DEFAULT 0;
+ALTER TABLE forget_log ADD COLUMN removed_entries INTEGER NOT NULL DEFAULT 0;
+""",
+    )
+
+
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
     conn.exec_driver_sql(
