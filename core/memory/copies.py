@@ -232,18 +232,28 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
         if cid in sources:
             why = "source"
-        elif phrase is not None and (
-            phrase.in_text(text) or phrase.in_text(sender)
-            or phrase.in_json(_loads(media, {})) or phrase.in_json(_loads(provenance, {}))
-        ):  # fmt: skip
+        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance):
             why = "contains"
         else:
             continue
         found.append(MessageCopy(rowid, cid, surface, chat, str(sent)[:16], role, kind, why))
-        source_id = (_loads(provenance, {}) or {}).get("source_id")
-        if kind == "document" and source_id:
-            documents.add(str(source_id))
+        if kind == "document":
+            source_id = (_loads(provenance, {}) or {}).get("source_id")
+            if source_id:
+                documents.add(str(source_id))
     return found, documents
+
+
+def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
+    """Whether a message's text, sender, attachment or provenance holds the phrase (folded
+    once for the whole row: reading the archive is most of a forget's time)."""
+    row = "\n".join(v for v in (text, sender, media, provenance) if v and v not in ("{}", "[]"))
+    if "\\" not in row and phrase.folded not in fold_for_match(row):
+        return False
+    return (
+        phrase.in_text(text) or phrase.in_text(sender)
+        or phrase.in_stored(media) or phrase.in_stored(provenance)
+    )  # fmt: skip
 
 
 def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCopy]:
@@ -253,20 +263,25 @@ def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCo
         "FROM memory_entries"
     )
     for uuid, memory_id, canonical, embedded, attributes, sources in rows:
-        cited = source_capture_ids(_loads(sources, []) or [])
         if uuid == target.entry_uuid:
             why = "named"
         elif target.matching and (
             target.phrase.in_text(canonical) or target.phrase.in_text(embedded)
-            or target.phrase.in_json(_loads(attributes, {})) or target.phrase.in_json(_loads(sources, []))
+            or target.phrase.in_stored(attributes) or target.phrase.in_stored(sources)
         ):  # fmt: skip
             why = "contains"
-        elif erased and cited and set(cited) <= erased:
+        elif erased and "capture_id" in (sources or "") and _all_erased(sources, erased):
             why = "derived"
         else:
             continue
         found.append(EntryCopy(uuid, memory_id, why))
     return found
+
+
+def _all_erased(sources: Any, erased: set[str]) -> bool:
+    """Whether an entry cites messages and every one of them is erased."""
+    cited = source_capture_ids(_loads(sources, []) or [])
+    return bool(cited) and set(cited) <= erased
 
 
 def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[str]) -> list[str]:
@@ -278,10 +293,10 @@ def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[
     for pid, memory_id, text, candidate, reasons, note, cited in rows:
         if (
             memory_id in entries
-            or (erased and erased & set(_loads(cited, []) or []))
+            or (erased and cited not in (None, "[]") and erased & set(_loads(cited, []) or []))
             or (phrase is not None and (
-                phrase.in_text(text) or phrase.in_json(_loads(candidate, {}))
-                or phrase.in_json(_loads(reasons, [])) or phrase.in_text(note)
+                phrase.in_text(text) or phrase.in_stored(candidate)
+                or phrase.in_stored(reasons) or phrase.in_text(note)
             ))
         ):  # fmt: skip
             found.append(pid)
@@ -408,10 +423,17 @@ def _traces(
     rows = conn.exec_driver_sql(f"SELECT rowid, capture_id, error, {columns} FROM traces")
     for rowid, capture_id, error, *stored in rows:
         values: dict[str, Any] = {}
+        asked = bool(capture_id) and capture_id in erased
         for column, raw in zip(TRACE_JSON, stored, strict=True):
+            if (
+                not asked
+                and not (ids is not None and isinstance(raw, str) and ids.search(raw))
+                and not (phrase is not None and phrase.in_stored(raw))
+            ):
+                continue  # nothing of the forget in this column (checked on its stored text)
             before = _loads(raw, None)
             after = before
-            if capture_id and capture_id in erased:
+            if asked:
                 after = _forget_question(column, after)
             if ids is not None:
                 after = _sub_ids(after, ids)

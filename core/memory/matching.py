@@ -3,6 +3,7 @@ deep inside stored JSON (whose strings may be ASCII-escaped on disk)."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
@@ -13,16 +14,21 @@ from core.errors import InvalidInput
 MIN_PHRASE_CHARS = 6
 FORGOTTEN = "[forgotten]"
 # Typographic variants that a keyboard and a phone write differently.
-_VARIANTS = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "`": "'", "“": '"', "”": '"',
-                           "«": '"', "»": '"', "–": "-", "—": "-", "‑": "-", "\u00a0": " "})  # fmt: skip
-_SPACES = re.compile(r"\s+")
+_VARIANTS = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "“": '"', "”": '"', "«": '"',
+                           "»": '"', "–": "-", "—": "-", "‑": "-"})  # fmt: skip
+# Accents as NFKD decomposes them: the blocks of combining diacritical marks. (Other scripts'
+# combining signs, such as Indic vowel signs, are letters of their words and are kept.)
+_ACCENTS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 def fold_for_match(text: str) -> str:
     """Text as a forget compares it: no accents, no case, one kind of apostrophe, single spaces."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _SPACES.sub(" ", bare.translate(_VARIANTS).casefold()).strip()
+    # String and regex operations in C only: a forget reads the whole archive.
+    if not text.isascii():
+        text = _ACCENTS.sub("", unicodedata.normalize("NFKD", text))
+        if not text.isascii():  # typographic quotes and dashes, other letters
+            text = text.translate(_VARIANTS)
+    return " ".join(text.casefold().split())
 
 
 class Phrase:
@@ -39,6 +45,19 @@ class Phrase:
     def in_text(self, value: str | None) -> bool:
         """Whether a text contains the phrase."""
         return bool(value) and self.folded in fold_for_match(value)
+
+    def in_stored(self, raw: Any) -> bool:
+        """Whether a JSON column, as stored (text), holds the phrase in one of its strings."""
+        if raw is None or raw in ("", "{}", "[]", "null"):
+            return False
+        if not isinstance(raw, str):
+            return self.in_json(raw)
+        if "\\" not in raw and self.folded not in fold_for_match(raw):
+            return False  # nothing escaped: the raw text already tells (the usual case)
+        try:
+            return self.in_json(json.loads(raw))
+        except ValueError:
+            return self.in_text(raw)
 
     def in_json(self, value: Any) -> bool:
         """Whether any string (or key) inside a JSON value contains the phrase."""
