@@ -17,21 +17,18 @@ Files under ELORA_HOME are found by `core.memory.home_files`.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
 from core.memory.matching import FORGOTTEN, Phrase, fold_for_match
+from core.memory.trace_copies import RowRewrite, loads, trace_copies
 
 if TYPE_CHECKING:
     from core.memory.home_files import FileCopy
     from core.services import Services
 
-TRACE_JSON = ("classification", "pack", "models", "escalations", "tool_calls", "learning",
-              "feedback")  # fmt: skip
 THREAD_SUMMARY_FORGOTTEN = "(part of this conversation was forgotten at the operator's request)"
 
 
@@ -83,16 +80,6 @@ class SessionCopy:
     chat_id: str
     source_id: str
     chunk_ids: tuple[str, ...]
-
-
-@dataclass
-class RowRewrite:
-    """New values for some columns of one row (JSON columns as Python values)."""
-
-    table: str
-    rowid: int
-    values: dict[str, Any]
-    what: str = ""
 
 
 @dataclass
@@ -205,19 +192,8 @@ def scan_database(conn: Connection, target: Target) -> ErasePlan:
     if target.archive:
         plan.sessions = _sessions(conn, target, documents)
         plan.threads = _threads(conn, target, erased)
-    plan.traces = _traces(conn, target, erased, [e.memory_id for e in plan.entries])
+    plan.traces = trace_copies(conn, target, erased, [e.memory_id for e in plan.entries])
     return plan
-
-
-def _loads(value: Any, default: Any) -> Any:
-    if value is None or value == "":
-        return default
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value  # not JSON after all: searched as text
 
 
 def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[str]]:
@@ -238,7 +214,7 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
             continue
         found.append(MessageCopy(rowid, cid, surface, chat, str(sent)[:16], role, kind, why))
         if kind == "document":
-            source_id = (_loads(provenance, {}) or {}).get("source_id")
+            source_id = (loads(provenance, {}) or {}).get("source_id")
             if source_id:
                 documents.add(str(source_id))
     return found, documents
@@ -280,7 +256,7 @@ def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCo
 
 def _all_erased(sources: Any, erased: set[str]) -> bool:
     """Whether an entry cites messages and every one of them is erased."""
-    cited = source_capture_ids(_loads(sources, []) or [])
+    cited = source_capture_ids(loads(sources, []) or [])
     return bool(cited) and set(cited) <= erased
 
 
@@ -293,7 +269,7 @@ def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[
     for pid, memory_id, text, candidate, reasons, note, cited in rows:
         if (
             memory_id in entries
-            or (erased and cited not in (None, "[]") and erased & set(_loads(cited, []) or []))
+            or (erased and cited not in (None, "[]") and erased & set(loads(cited, []) or []))
             or (phrase is not None and (
                 phrase.in_text(text) or phrase.in_stored(candidate)
                 or phrase.in_stored(reasons) or phrase.in_text(note)
@@ -360,7 +336,7 @@ def _threads(conn: Connection, target: Target, erased: set[str]) -> list[RowRewr
     phrase, found = target.phrase, []
     rows = conn.exec_driver_sql("SELECT rowid, id, kind, messages, summary, role FROM threads")
     for rowid, thread_id, kind, messages, summary, role in rows:
-        turns = _loads(messages, []) or []
+        turns = loads(messages, []) or []
         kept = [
             t for t in turns
             if not (isinstance(t, dict) and t.get("capture_id") in erased)
@@ -379,75 +355,4 @@ def _threads(conn: Connection, target: Target, erased: set[str]) -> list[RowRewr
                 ", summary" if "summary" in values else ""
             )
             found.append(RowRewrite("threads", rowid, values, what))
-    return found
-
-
-def _id_pattern(memory_ids: list[str]) -> re.Pattern | None:
-    """Forgotten memory ids as whole slugs (a slug may carry words of the text)."""
-    if not memory_ids:
-        return None
-    alternatives = "|".join(re.escape(m) for m in sorted(memory_ids, key=len, reverse=True))
-    return re.compile(rf"(?<![a-z0-9._:-])(?:{alternatives})(?![a-z0-9._:-])")
-
-
-def _sub_ids(value: Any, ids: re.Pattern) -> Any:
-    if isinstance(value, str):
-        return ids.sub(FORGOTTEN, value)
-    if isinstance(value, dict):
-        return {k: _sub_ids(v, ids) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_sub_ids(v, ids) for v in value]
-    return value
-
-
-def _forget_question(column: str, value: Any) -> Any:
-    """What a trace noted about an erased question in its own words: recall's `missing`
-    subjects, the classifier's reasons and the period it read."""
-    if column == "pack" and isinstance(value, dict) and value.get("missing"):
-        return {**value, "missing": []}
-    if column == "classification" and isinstance(value, dict):
-        cleaned = dict(value)
-        if cleaned.get("reasons"):
-            cleaned["reasons"] = []
-        if cleaned.get("time_window"):
-            cleaned["time_window"] = None
-        return cleaned
-    return value
-
-
-def _traces(
-    conn: Connection, target: Target, erased: set[str], memory_ids: list[str]
-) -> list[RowRewrite]:
-    phrase, ids, found = target.phrase, _id_pattern(memory_ids), []
-    columns = ", ".join(TRACE_JSON)
-    rows = conn.exec_driver_sql(f"SELECT rowid, capture_id, error, {columns} FROM traces")
-    for rowid, capture_id, error, *stored in rows:
-        values: dict[str, Any] = {}
-        asked = bool(capture_id) and capture_id in erased
-        for column, raw in zip(TRACE_JSON, stored, strict=True):
-            if (
-                not asked
-                and not (ids is not None and isinstance(raw, str) and ids.search(raw))
-                and not (phrase is not None and phrase.in_stored(raw))
-            ):
-                continue  # nothing of the forget in this column (checked on its stored text)
-            before = _loads(raw, None)
-            after = before
-            if asked:
-                after = _forget_question(column, after)
-            if ids is not None:
-                after = _sub_ids(after, ids)
-            if phrase is not None:
-                after = phrase.scrub(after)
-            if after != before:
-                values[column] = after
-        scrubbed = error
-        if ids is not None and scrubbed:
-            scrubbed = ids.sub(FORGOTTEN, scrubbed)
-        if phrase is not None and phrase.in_text(scrubbed):
-            scrubbed = FORGOTTEN
-        if scrubbed != error:
-            values["error"] = scrubbed
-        if values:
-            found.append(RowRewrite("traces", rowid, values, ", ".join(values)))
     return found
