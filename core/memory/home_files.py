@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from core.services import Services
 
 MANIFEST = "manifest.json"
+BLOCK = 8 * 1024 * 1024  # larger files are read (and zeroed) block by block
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ def _skipped(services: Services) -> tuple[set[Path], Path | None]:
 def holds(path: Path, phrase: Phrase) -> bool:
     """Whether a file holds the phrase (in its text, or in JSON strings however escaped)."""
     try:
+        if path.stat().st_size > BLOCK:
+            return _holds_large(path, phrase)
         raw = path.read_bytes()
     except OSError:
         return False
@@ -87,6 +90,19 @@ def holds(path: Path, phrase: Phrase) -> bool:
         return any(phrase.in_json(_json_or_text(line)) for line in text.splitlines() if line)
     if text.startswith("---\n"):  # YAML front matter quotes, doubles and folds its strings
         return phrase.in_json(_front_matter(text))
+    return False
+
+
+def _holds_large(path: Path, phrase: Phrase) -> bool:
+    """`holds` for a large file, read in blocks that overlap by more than the phrase."""
+    overlap = 8 * len(phrase.folded) + 64
+    tail = b""
+    with open(path, "rb") as fh:
+        while block := fh.read(BLOCK):
+            data = tail + block
+            if phrase.folded in fold_for_match(data.decode("utf-8", errors="replace")):
+                return True
+            tail = data[-overlap:]
     return False
 
 
@@ -206,9 +222,10 @@ def overwrite(path: Path, data: bytes) -> None:
 
 def shred(path: Path) -> None:
     """Overwrite a file with zeros, then delete it."""
-    size = path.stat().st_size
+    left = path.stat().st_size
     with open(path, "r+b") as fh:
-        fh.write(b"\0" * size)
+        while left > 0:
+            left -= fh.write(b"\0" * min(left, BLOCK))
         fh.flush()
         os.fsync(fh.fileno())
     path.unlink()
