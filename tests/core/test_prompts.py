@@ -232,14 +232,15 @@ def test_the_system_prompt_offers_escalation_only_below_pro():
 def test_the_evidence_block_labels_each_item_with_tier_meaning_and_source():
     text = render("evidence", pack=PACK)
 
+    # Names, ids and texts from outside are quoted data (tests/core/test_prompt_data.py).
     assert (
-        "[semantic · pattern · fact.sister-lyon · confidence 0.95 · source telegram chat 42 "
-        "2025-03-13 · operator]" in text
+        '[semantic · pattern · "fact.sister-lyon" · confidence 0.95 · source "telegram" chat "42" '
+        '"2025-03-13" · "operator"]' in text
     )
     assert "> (context) Léa: Where do you live now?" in text
-    assert "! contradicts fact.sister-paris: My sister lives in Paris." in text
-    assert "(earlier version fact.sister-lille, superseded until 2021-01-01" in text
+    assert '! contradicts "fact.sister-paris": "My sister lives in Paris."' in text
+    assert '(earlier version "fact.sister-lille", superseded until 2021-01-01' in text
     assert 'period "last week" from 2025-03-03 until 2025-03-09' in text
     assert "semantic search is unavailable" in text
-    assert "Missing: no archived message about: sister" in text
+    assert 'Missing: "no archived message about: sister"' in text
     assert "L3" not in text  # a layer that did not run is not shown
