@@ -41,8 +41,9 @@ def skills_dir(services: Services) -> Path:
     """Where skills live; shipped examples are copied there the first time."""
     directory = services.settings.home / "skills"
     if not directory.exists():
+        examples = shipped_skills()  # before mkdir: a failure here must not leave it empty
         directory.mkdir(parents=True, exist_ok=True)
-        for name, source in shipped_skills().items():
+        for name, source in examples.items():
             target = directory / name / "SKILL.md"
             target.parent.mkdir(exist_ok=True)
             target.write_bytes(source.read_bytes())

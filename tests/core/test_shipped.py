@@ -23,3 +23,16 @@ def test_an_install_without_the_shipped_packages_says_how_to_fix_it(monkeypatch)
 
     with pytest.raises(ConfigError, match=r"reinstall Elora \(in a checkout: pip install -e \.\)"):
         shipped.prompt_files()
+
+
+def test_skills_are_copied_once_the_install_is_repaired(services, home, monkeypatch):
+    from core.council.skills import list_skills
+
+    monkeypatch.setattr(shipped, "EXAMPLES", "core.shipped.not_installed")
+    with pytest.raises(ConfigError):
+        list_skills(services)
+    assert not (home / "skills").exists()  # not left empty, which would mean "copied already"
+
+    monkeypatch.undo()
+
+    assert set(EXAMPLE_SKILLS) <= {s.skill_id for s in list_skills(services)}
