@@ -60,7 +60,8 @@ engine = Extension(
 )
 
 # Shipped files keep their place in the repository and install inside `core` (see core/shipped),
-# not as generic top-level names like `prompts` or `data` in site-packages.
+# not as generic top-level names like `prompts` or `data` in site-packages. Both folders hold an
+# __init__.py: setuptools' editable finder does not find a mapped folder without one.
 MAPPED = {"core.shipped.prompts": "prompts", "core.shipped.examples": "data"}
 
 native = os.environ.get("ELORA_NO_NATIVE", "") in ("", "0")

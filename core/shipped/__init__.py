@@ -10,9 +10,12 @@ new ELORA_HOME gets (the example in `data/` describes an invented person).
 from __future__ import annotations
 
 from importlib.resources import files
-from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
 
 from core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 PROMPTS = "core.shipped.prompts"
 EXAMPLES = "core.shipped.examples"
