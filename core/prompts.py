@@ -5,25 +5,28 @@ Data, never instructions (SPEC §10): a sender name, a chat title, a file name, 
 memory, a model's or an expert's output is printed with `| data` (inline: one JSON string
 literal, so no line break, heading or closing bracket in it can escape) or `| quote` (a block:
 every line, whatever character ended it, starts with "> ", and there is no closer to forge).
+
+The templates are read as package data (`core.shipped.prompts`, see core/shipped), so a wheel
+finds them as well as a checkout.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+from core.shipped import PROMPTS, prompt_files
 
 
 @lru_cache(maxsize=1)
 def environment():
     """The shared environment: missing variables are errors, not empty strings."""
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from jinja2 import Environment, PackageLoader, StrictUndefined
 
+    prompt_files()  # a clear error if the templates are not installed
     env = Environment(
-        loader=FileSystemLoader(PROMPTS_DIR),
+        loader=PackageLoader(PROMPTS, "."),
         undefined=StrictUndefined,
         autoescape=False,
         trim_blocks=True,
@@ -61,4 +64,6 @@ def render(template: str, /, **variables: Any) -> str:
 
 def template_names() -> list[str]:
     """Every prompt template shipped in prompts/."""
-    return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2"))
+    return sorted(
+        f.name.removesuffix(".j2") for f in prompt_files().iterdir() if f.name.endswith(".j2")
+    )
