@@ -22,8 +22,10 @@ from bot.context import EloraContext
 from bot.handlers import access, commands, council, documents, errors, feedback, memory, messages
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
+SHUTDOWN_INDEXING = 30.0  # seconds the last chunks may take to embed at shutdown
 
 
 def register(app: Application) -> None:
@@ -74,7 +76,10 @@ async def _post_shutdown(app: Application) -> None:
     scheduler = app.bot_data.pop("scheduler", None)
     if scheduler is not None:
         scheduler.shutdown(wait=False)
-    app.bot_data["services"].close()
+    services = app.bot_data["services"]
+    # The last replies' chunks are embedded before the process goes (or stay pending).
+    await run_blocking(services.archive.indexer.wait_idle, SHUTDOWN_INDEXING)
+    services.close()
 
 
 def build_application(
@@ -86,7 +91,7 @@ def build_application(
         Application.builder()
         .token(settings.telegram_bot_token.get_secret_value())
         .context_types(ContextTypes(context=EloraContext))
-        .concurrent_updates(OrderedPerChat(services))
+        .concurrent_updates(OrderedPerChat(services, settings.telegram_concurrent_chats))
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)
     )

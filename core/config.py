@@ -41,7 +41,8 @@ class Settings(BaseSettings):
     chroma_url: str | None = None
     # Prefix of collection names, so several Elora homes can share one Chroma server.
     chroma_prefix: str = Field("", pattern=r"^[a-zA-Z0-9._-]*$")
-    db_busy_timeout_ms: int = Field(5000, ge=0)
+    # How long a write waits for another process's transaction before the capture is spooled.
+    db_busy_timeout_ms: int = Field(15000, ge=0)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".
@@ -116,6 +117,8 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = None
     telegram_webhook_port: int = Field(8443, ge=1, le=65535)
     telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
+    # Chats answered at once (each chat stays in order); model calls of these chats overlap.
+    telegram_concurrent_chats: int = Field(8, ge=1, le=256)
 
     log_level: str = "WARNING"
 

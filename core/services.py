@@ -7,6 +7,7 @@ from functools import cached_property
 from core.archive.spool import Spool
 from core.clock import Clock, SystemClock
 from core.config import Settings
+from core.embedding_worker import EmbeddingWorker
 from core.embeddings import Embedder, build_embedder
 from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
@@ -27,17 +28,20 @@ class Services:
         self.clock = clock or SystemClock()
         self.db = Database(settings.resolved_database_url, settings.db_busy_timeout_ms)
         self.spool = Spool(settings.spool_dir)
+        # Any committed write means the database is back: replay what waits in the spool.
+        self.db.on_write(lambda: self.replayer.poke())
         if embedder is not None:
-            self.embedder = embedder
+            self.embedder = EmbeddingWorker.wrap(embedder)
         if vectors is not None:
             self.vectors = vectors
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The configured embedding model (loaded lazily on first embedding)."""
+        """The configured embedding model (loaded lazily on first embedding), run by one
+        worker thread that batches concurrent requests."""
         settings = self.settings
-        return build_embedder(
-            settings.embedder, settings.embedder_api_base, settings.embedder_engine
+        return EmbeddingWorker(
+            build_embedder(settings.embedder, settings.embedder_api_base, settings.embedder_engine)
         )
 
     @cached_property
@@ -59,6 +63,13 @@ class Services:
         from core.archive.store import Archive
 
         return Archive(self)
+
+    @cached_property
+    def replayer(self):
+        """Replays the spool as soon as the database takes writes again."""
+        from core.archive.replayer import SpoolReplayer
+
+        return SpoolReplayer(self)
 
     @cached_property
     def memory(self):
@@ -156,7 +167,11 @@ class Services:
         return value
 
     def close(self) -> None:
-        """Release database connections."""
+        """Stop the background threads and release database connections."""
+        if "replayer" in self.__dict__:
+            self.replayer.close()
+        if "embedder" in self.__dict__:
+            self.embedder.close()
         self.db.close()
 
 
