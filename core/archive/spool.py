@@ -119,7 +119,6 @@ class Spool:
         that cannot be parsed are moved to `rejected-*.jsonl`, never dropped. Captures go first,
         so a trace never arrives before the message it describes.
         """
-        files = lines = stored = unreadable = traces = 0
         self._replaying.active = True
         try:
             return self._replay(store, store_traces, batch_size)
