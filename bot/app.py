@@ -3,6 +3,7 @@ scheduler started in post_init and stopped in post_shutdown."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from telegram import BotCommand, Update
@@ -66,6 +67,8 @@ async def _post_init(app: Application) -> None:
         commands_list = [BotCommand(name, description) for name, description in entries]
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
+    # Load the slow parts now rather than on the first message (off the event loop).
+    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(services.warm_up))
     if app.bot_data.get("scheduler_enabled", True):
         from core.jobs.scheduler import start_scheduler
 
@@ -77,6 +80,9 @@ async def _post_shutdown(app: Application) -> None:
     if scheduler is not None:
         scheduler.shutdown(wait=False)
     services = app.bot_data["services"]
+    warm_up = app.bot_data.pop("warm_up", None)
+    if warm_up is not None:
+        await asyncio.gather(warm_up, return_exceptions=True)
     # The last replies' chunks are embedded before the process goes (or stay pending).
     await run_blocking(services.archive.indexer.wait_idle, SHUTDOWN_INDEXING)
     services.close()

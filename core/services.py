@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 
 from core.archive.spool import Spool
@@ -11,6 +12,8 @@ from core.embedding_worker import EmbeddingWorker
 from core.embeddings import Embedder, build_embedder
 from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
+
+log = logging.getLogger(__name__)
 
 
 class Services:
@@ -150,6 +153,21 @@ class Services:
         from core.conversation import ConversationWindow
 
         return ConversationWindow(self, surface, chat_id, user_id)
+
+    def warm_up(self) -> None:
+        """Load what the first request would otherwise wait for: the model client library,
+        the embedding model and the vector store (long-running surfaces call this at start)."""
+        from core.routing.tiers import configured
+
+        if configured(self.settings):
+            from core.routing.client import _litellm
+
+            _litellm()
+        try:
+            self.embedder.embed_query("warm-up")
+            self.vectors.count("archive")
+        except Exception as exc:  # best effort: the first request reports a real fault
+            log.warning("warm-up incomplete: %s", exc)
 
     def redact(self, value):
         """`value` with every configured secret replaced (strings, lists and dicts, deeply)."""

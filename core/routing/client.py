@@ -10,6 +10,7 @@ import functools
 import json
 import logging
 import os
+import sys
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.config import Settings
 from core.errors import NoModelConfigured, ProviderError
+from core.offload import run_blocking
 from core.routing.tiers import HOW_TO_CONFIGURE, ModelSpec, resolve
 
 if TYPE_CHECKING:
@@ -120,6 +122,7 @@ class LLMClient:
         # When set, no call of any kind (answer, classifier, distillation, extraction) leaves
         # once today's spending cap forbids it: SpendingCapReached is raised instead.
         self.spend = spend
+        self._context_sizes: dict[str, int] = {}
 
     def spec(self, tier: str) -> ModelSpec:
         """The model spec for a tier, or NoModelConfigured explaining how to set one."""
@@ -131,11 +134,16 @@ class LLMClient:
     def context_tokens(self, tier: str) -> int:
         """The context size of the tier's model (LiteLLM's price map; configured default else)."""
         spec = self.spec(tier)
+        known = self._context_sizes.get(spec.model)
+        if known is not None:
+            return known
         try:
             info = _litellm().get_model_info(spec.model)
-            return int(info.get("max_input_tokens") or self.settings.model_context_tokens)
+            size = int(info.get("max_input_tokens") or self.settings.model_context_tokens)
         except Exception:  # unknown (local) models are normal: use the configured size
-            return self.settings.model_context_tokens
+            size = self.settings.model_context_tokens
+        self._context_sizes[spec.model] = size  # LiteLLM's map does not change while we run
+        return size
 
     async def complete(
         self,
@@ -146,9 +154,10 @@ class LLMClient:
     ) -> Completion:
         """Ask the tier's model (then each fallback) once; ProviderError when all fail."""
         spec = self.spec(tier)
-        if self.spend is not None:
-            self.spend.check(spec.tier)
-        litellm = _litellm()
+        if self.spend is not None and self.settings.daily_spend_cap is not None:
+            await run_blocking(self.spend.check, spec.tier)  # reads today's spend
+        # The first import takes seconds: off the event loop, so other chats go on meanwhile.
+        litellm = _litellm() if "litellm" in sys.modules else await run_blocking(_litellm)
         key = self.settings.llm_api_key
         attempts: list[dict[str, Any]] = []
         started = time.perf_counter()
