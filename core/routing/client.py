@@ -207,10 +207,6 @@ class LLMClient:
             for c in (getattr(message, "tool_calls", None) or [])
         ]
         usage = getattr(response, "usage", None)
-        try:
-            cost = float(_litellm().completion_cost(completion_response=response))
-        except Exception:  # a model outside LiteLLM's price map: its cost is unknown
-            cost = None
         return Completion(
             tier=tier,
             model=model,
@@ -218,10 +214,22 @@ class LLMClient:
             tool_calls=calls,
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=cost,
+            cost=_cost(response),
             latency_ms=int((time.perf_counter() - started) * 1000),
             attempts=attempts,
         )
+
+
+def _cost(response) -> float | None:
+    """The call's cost in USD, or None when the model is outside LiteLLM's price map."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # LiteLLM priced the call already (milliseconds saved)
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
+    try:
+        return float(_litellm().completion_cost(completion_response=response))
+    except Exception:  # a model outside LiteLLM's price map: its cost is unknown
+        return None
 
 
 def _retryable(exc: Exception) -> bool:

@@ -126,12 +126,15 @@ class Database:
             # at once with "database is locked" when another connection wrote in between (a
             # WAL snapshot cannot be upgraded); IMMEDIATE waits its turn for the write lock.
             # Plain reads stay deferred so they never wait for a writer.
+            # On the DBAPI connection itself: SQLAlchemy's statement machinery cost more than
+            # a short read transaction's query.
             conn.info.pop(_READ, None)
+            raw = conn.connection.driver_connection
             if conn.get_execution_options().get("elora_immediate", False):
                 self._take_writer(conn)
-                self._begin_immediate(conn)
+                self._begin_immediate(raw)
             else:
-                conn.exec_driver_sql("BEGIN")
+                raw.execute("BEGIN")
 
         @event.listens_for(engine, "before_cursor_execute")
         def _on_execute(conn, _cursor, statement, _params, _context, _many):
@@ -215,18 +218,18 @@ class Database:
         if commit:
             self._after_write()
 
-    def _begin_immediate(self, conn) -> None:
+    def _begin_immediate(self, raw: sqlite3.Connection) -> None:
         """BEGIN IMMEDIATE, retried with backoff when SQLite says busy before the timeout
         (it does so at once in a few cases, such as a WAL recovery in another process)."""
         deadline = time.monotonic() + self.busy_timeout_ms / 1000
         pause = 0.005
         while True:
             try:
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                raw.execute("BEGIN IMMEDIATE")
                 return
-            except OperationalError as exc:
+            except sqlite3.OperationalError as exc:
                 if not is_busy(exc) or time.monotonic() + pause >= deadline:
-                    raise
+                    raise OperationalError("BEGIN IMMEDIATE", (), exc) from exc
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
 

@@ -130,6 +130,18 @@ def start_bots(env: dict[str, str], home: Path, count: int = 1) -> list[subproce
     return processes
 
 
+def cpu_seconds(processes: list[subprocess.Popen]) -> float:
+    """User + system CPU time the processes used so far (Linux /proc; 0 elsewhere)."""
+    total = 0.0
+    for p in processes:
+        try:
+            fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def stop_bots(processes: list[subprocess.Popen]) -> list[int]:
     """SIGTERM every bot and wait for it; return the exit codes."""
     for p in processes:
@@ -251,12 +263,14 @@ def run(args) -> int:
                     text = f"{TEXTS[(n + m) % len(TEXTS)]} (#{tag})"
                     sent[tag] = text
                     burst.append(update(user, 100 + m, text))
+            cpu0 = cpu_seconds(processes)
             t0 = time.perf_counter()
             for u in burst:
                 telegram.push(u)
             total = len(burst)
             done = telegram.wait_for(lambda: replies.count() >= total + 1, args.timeout)
             elapsed = time.perf_counter() - t0
+            cpu = cpu_seconds(processes) - cpu0
             if not done:
                 print(f"timed out: {replies.count() - 1} of {total} replies")
         finally:
@@ -266,6 +280,7 @@ def run(args) -> int:
         latencies = [v[0] - t0 for v in replied.values()]
         last = max(latencies) if latencies else elapsed
         checks = check_home(home, sent, replied, warm_user)
+        checks["cpu"] = cpu
     llm.stop()
     telegram.stop()
     return report(args, total, latencies, last, checks, codes)
@@ -278,6 +293,10 @@ def report(args, total, latencies, last, checks, codes) -> int:
     print(f"\n{args.users} users x {args.messages} messages = {total} at once "
           f"({args.workers} bot process(es), extractor {args.extractor}, history {args.history})")  # fmt: skip
     print(f"  answered      {len(latencies)}/{total} in {last:.1f} s: {rate:.1f} messages/s")
+    print(
+        f"  bot CPU       {checks['cpu']:.1f} s over the burst: "
+        f"{1000 * checks['cpu'] / max(total, 1):.0f} ms per message"
+    )
     if latencies:
         print(f"  reply latency p50 {percentile(latencies, 50):6.2f} s  "
               f"p95 {percentile(latencies, 95):6.2f} s  max {max(latencies):6.2f} s")  # fmt: skip
