@@ -100,7 +100,7 @@ class ConversationWindow:
         from core.offload import run_blocking
 
         turns, summary = await run_blocking(self.load)
-        if _tokens(turns, summary) <= context_tokens * share:
+        if not needs_compaction(turns, summary, context_tokens, share):
             return False
         half = max(1, len(turns) // 2)
         older, newer = turns[:half], turns[half:]
@@ -147,3 +147,10 @@ def _tokens(turns: list[dict[str, Any]], summary: str | None) -> int:
 def as_messages(turns: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Window turns as chat messages for the model."""
     return [{"role": t["role"], "content": t["content"]} for t in turns]
+
+
+def needs_compaction(
+    turns: list[dict[str, Any]], summary: str | None, context_tokens: int, share: float
+) -> bool:
+    """Whether a window has grown past `share` of the model's context."""
+    return _tokens(turns, summary) > context_tokens * share

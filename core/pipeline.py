@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.archive.records import CaptureIn, CaptureResult
-from core.conversation import as_messages
+from core.conversation import as_messages, needs_compaction
 from core.errors import (
     EloraError,
     NoModelConfigured,
@@ -205,18 +205,20 @@ class Assistant:
 
     async def _answer(self, request: Request, reply: Reply, llm) -> None:
         services = self.services
-        gate = await run_blocking(self._gate, reply.classification)
+        window = services.window(request.surface, request.chat_id, request.user_id)
+        gate, pro_allowed, turns, summary = await run_blocking(
+            self._prepare, window, reply.classification
+        )
         tier = gate.tier
-        if tier == "PRO" and not await run_blocking(services.spend.allows, "PRO"):
+        if tier == "PRO" and not pro_allowed:
             tier = "FLASH"
         reply.start_tier, reply.gate = tier, gate.to_json()
-        window = services.window(request.surface, request.chat_id, request.user_id)
         router = None
         try:
-            await window.compact(
-                llm.context_tokens(tier), self.settings.window_context_share, model=llm
-            )
-            turns, summary = await run_blocking(window.load)
+            context, share = llm.context_tokens(tier), self.settings.window_context_share
+            if needs_compaction(turns, summary, context, share):
+                await window.compact(context, share, model=llm)
+                turns, summary = await run_blocking(window.load)
             messages = self._messages(request, reply.pack, turns, summary, tier)
             context = ToolContext(
                 services, request.surface, request.chat_id, request.user_id, request.text,
@@ -248,8 +250,11 @@ class Assistant:
         gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
         return ToolBox(context, extra=tools, gates=gates)
 
-    def _gate(self, classification: Classification):
-        return self.services.profile.gate(classification)
+    def _prepare(self, window, classification: Classification):
+        """The routing gate, whether PRO is affordable, and the window: one trip off the loop."""
+        gate = self.services.profile.gate(classification)
+        pro_allowed = gate.tier != "PRO" or self.services.spend.allows("PRO")
+        return (gate, pro_allowed, *window.load())
 
     def _record_escalation(self, classification: Classification) -> None:
         try:

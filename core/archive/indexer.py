@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,11 @@ log = logging.getLogger(__name__)
 
 # Chunks embedded per round: one engine batch and one vector upsert.
 ROUND = 128
+# How long a round waits for more chunks before it starts: a vector upsert costs ~15 ms of
+# Chroma work (holding the GIL) however few vectors it carries, and chunks arrive one or two
+# per message; waiting a moment turns a burst's hundreds of upserts into a few dozen. A chunk
+# stays searchable by its words meanwhile; drain() (wait_idle) cuts the wait short.
+LINGER = 0.5
 
 
 class Indexer:
@@ -31,6 +37,7 @@ class Indexer:
         self._waiting: dict[str, None] = {}  # insertion-ordered set
         self._cond = threading.Condition()
         self._running = False
+        self._hurry = 0  # callers waiting in wait_idle: no lingering for them
         self.rounds = 0  # engine rounds run (read by tests and benches)
 
     def submit(self, chunk_ids: Iterable[str]) -> None:
@@ -38,7 +45,10 @@ class Indexer:
         with self._cond:
             for chunk_id in chunk_ids:
                 self._waiting[chunk_id] = None
-            if not self._waiting or self._running:
+            if self._running:
+                self._cond.notify_all()  # a lingering round may now be full
+                return
+            if not self._waiting:
                 return
             self._running = True
         threading.Thread(target=self._work, name="elora-indexer", daemon=True).start()
@@ -50,6 +60,7 @@ class Indexer:
                 with self._cond:
                     for chunk_id in batch:
                         self._waiting.pop(chunk_id, None)
+                    self._linger()
                     batch = list(self._waiting)[:ROUND]
                     if not batch:  # decided under the lock: a submit now starts a new worker
                         self._running = False
@@ -62,6 +73,15 @@ class Indexer:
                 self._running = False
                 self._cond.notify_all()
             raise
+
+    def _linger(self) -> None:
+        """Wait (lock held, released while waiting) for a fuller round, unless hurried."""
+        deadline = time.monotonic() + LINGER
+        while self._waiting and len(self._waiting) < ROUND and not self._hurry:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._cond.wait(remaining)
 
     def _index(self, batch: list[str]) -> None:
         try:
@@ -77,4 +97,9 @@ class Indexer:
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until everything queued so far is handled; False on timeout."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._running and not self._waiting, timeout)
+            self._hurry += 1
+            self._cond.notify_all()
+            try:
+                return self._cond.wait_for(lambda: not self._running and not self._waiting, timeout)
+            finally:
+                self._hurry -= 1
