@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 
 # Texts per engine call: larger merged batches are split (keeps one call's latency bounded).
 MAX_BATCH = 128
+# Passages per engine call between two looks at the queue: a query waits at most this many.
+PASSAGE_SLICE = 8
 
 
 class EmbeddingWorker:
@@ -74,10 +77,14 @@ class EmbeddingWorker:
     def _submit(self, kind: str, texts: list[str]) -> np.ndarray:
         if threading.current_thread() is self._thread:  # called from inside a batch: no queue
             return self._run(kind, texts)
-        future: Future = Future()
         self._ensure_thread()
-        self._queue.put((kind, texts, future))
-        return future.result()
+        futures = []
+        for start in range(0, len(texts), PASSAGE_SLICE):  # a query never waits for all of them
+            future: Future = Future()
+            self._queue.put((kind, texts[start : start + PASSAGE_SLICE], future))
+            futures.append(future)
+        parts = [f.result() for f in futures]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def _ensure_thread(self) -> None:
         if self._thread is not None and self._thread.is_alive():
@@ -89,23 +96,43 @@ class EmbeddingWorker:
                 )
                 self._thread.start()
 
-    def _loop(self) -> None:
-        while True:
+    def _take(self, block: bool) -> tuple[list, bool]:
+        """Everything queued now (waiting for a first job when `block`); and whether to stop."""
+        jobs, stop = [], False
+        if block:
             first = self._queue.get()
             if first is None:
-                return
-            jobs = [first]
-            while True:  # everything that queued meanwhile joins this round
-                try:
-                    job = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if job is None:
-                    self._queue.put(None)  # stop after this round
-                    break
+                return jobs, True
+            jobs.append(first)
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                return jobs, stop
+            if job is None:
+                stop = True
+            else:
                 jobs.append(job)
-            for kind in ("query", "passage"):
-                self._batch([j for j in jobs if j[0] == kind], kind)
+
+    def _loop(self) -> None:
+        # Queries are on a request's path; passages (new chunks, entries) are background work.
+        # Each turn serves every waiting query first, then one slice of passages.
+        passages: deque = deque()
+        stop = False
+        while True:
+            jobs, stopping = self._take(block=not passages and not stop)
+            stop = stop or stopping
+            passages.extend(j for j in jobs if j[0] == "passage")
+            self._batch([j for j in jobs if j[0] == "query"], "query")
+            if passages:
+                group, size = [], 0
+                while passages and (not group or size + len(passages[0][1]) <= PASSAGE_SLICE):
+                    job = passages.popleft()
+                    group.append(job)
+                    size += len(job[1])
+                self._batch(group, "passage")
+            elif stop:
+                return
 
     def _batch(self, jobs: list[tuple[str, list[str], Future]], kind: str) -> None:
         """Embed the texts of several jobs in as few engine calls as possible."""
