@@ -97,7 +97,9 @@ def build_application(
         Application.builder()
         .token(settings.telegram_bot_token.get_secret_value())
         .context_types(ContextTypes(context=EloraContext))
-        .concurrent_updates(OrderedPerChat(services, settings.telegram_concurrent_chats))
+        .concurrent_updates(
+            OrderedPerChat(services, settings.telegram_concurrent_chats, settings.work_slots)
+        )
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)
     )

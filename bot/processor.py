@@ -18,7 +18,7 @@ from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
 from core.errors import StorageUnavailable
-from core.offload import run_blocking
+from core.offload import WorkSlots, run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +33,14 @@ def _chat_key(update: object) -> int | None:
 
 
 class OrderedPerChat(BaseUpdateProcessor):
-    """A FIFO queue per chat, at most `max_chats` chats in flight, and a record of handled
-    update ids in the database."""
+    """A FIFO queue per chat, at most `max_chats` chats in flight and `work_slots` of them
+    doing local work at once, and a record of handled update ids in the database."""
 
-    def __init__(self, services, max_chats: int = 8):
+    def __init__(self, services, max_chats: int = 32, work_slots: int | None = None):
         super().__init__(QUEUED)
         self.services = services
         self.max_chats = max_chats
+        self.slots = WorkSlots(work_slots or max_chats)
         self._turns: dict[Any, tuple[asyncio.Lock, list[int]]] = {}  # lock, waiting count
         self._running: asyncio.Semaphore | None = None
         self.in_flight = 0
@@ -75,7 +76,8 @@ class OrderedPerChat(BaseUpdateProcessor):
                 self.in_flight += 1
                 self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
                 try:
-                    await self._once(update, coroutine)
+                    async with self.slots.slot():
+                        await self._once(update, coroutine)
                 finally:
                     self.in_flight -= 1
         finally:

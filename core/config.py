@@ -117,8 +117,11 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = None
     telegram_webhook_port: int = Field(8443, ge=1, le=65535)
     telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
-    # Chats answered at once (each chat stays in order); model calls of these chats overlap.
-    telegram_concurrent_chats: int = Field(8, ge=1, le=256)
+    # Chats answered at once (each chat stays in order); their model calls overlap.
+    telegram_concurrent_chats: int = Field(32, ge=1, le=1024)
+    # Of those, how many do local work (recall, storage, embedding) at once: a request waiting
+    # on its model frees its slot. A few at a time finish sooner than many sharing two cores.
+    work_slots: int = Field(3, ge=1, le=256)
 
     log_level: str = "WARNING"
 

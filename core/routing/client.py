@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.config import Settings
 from core.errors import NoModelConfigured, ProviderError
-from core.offload import run_blocking
+from core.offload import run_blocking, waiting_elsewhere
 from core.routing.tiers import HOW_TO_CONFIGURE, ModelSpec, resolve
 
 if TYPE_CHECKING:
@@ -179,7 +179,8 @@ class LLMClient:
                 if temperature is not None:
                     kwargs["temperature"] = temperature
                 try:
-                    response = await litellm.acompletion(**kwargs)
+                    async with waiting_elsewhere():  # the request's work slot is free meanwhile
+                        response = await litellm.acompletion(**kwargs)
                 except Exception as exc:
                     attempts.append({"model": model, "error": _short(exc)})
                     log.warning("model %s failed (%s)", model, _short(exc))

@@ -113,6 +113,10 @@ def bot_env(home: Path, telegram: FakeTelegram, llm: FakeLLMServer, users: list[
             "ELORA_LOG_LEVEL": "WARNING",
         }
     )
+    if args.chats:
+        env["ELORA_TELEGRAM_CONCURRENT_CHATS"] = str(args.chats)
+    if args.slots:
+        env["ELORA_WORK_SLOTS"] = str(args.slots)
     for tier in ("LITE", "FLASH", "PRO"):
         env[f"ELORA_MODEL_{tier}"] = f"openai/bench-{tier.lower()}"
     return env
@@ -335,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=30, help="messages per user")
     parser.add_argument("--workers", type=int, default=1, help="bot processes on the home")
     parser.add_argument("--history", type=int, default=0, help="archived messages seeded first")
+    parser.add_argument("--chats", type=int, help="chats answered at once (the bot's setting)")
+    parser.add_argument("--slots", type=int, help="requests doing local work at once (setting)")
     parser.add_argument(
         "--extractor", default="auto", choices=["auto", "heuristic", "off"],
         help="learning after each exchange (auto: one more LITE call per message)",
