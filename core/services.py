@@ -51,7 +51,12 @@ class Services:
     def vectors(self) -> VectorIndex:
         """The vector index: embedded Chroma under ELORA_HOME, or a Chroma server."""
         s = self.settings
-        return ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        index = ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        if s.chroma_url:
+            return index
+        from core.storage.chroma_direct import DirectChroma
+
+        return DirectChroma(index)  # everyday calls without importing chromadb
 
     @cached_property
     def vectorspace(self):

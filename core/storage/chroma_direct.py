@@ -1,0 +1,192 @@
+"""Using the embedded Chroma store without importing the chromadb package.
+
+`import chromadb` costs about a second (its Python API layer, OpenTelemetry, auth plugins)
+before a one-shot command such as `elora context` or `elora remember` has done anything, while
+the store itself is Chroma's Rust engine, which loads in a tenth of that. `DirectChroma` sends
+the everyday calls (query, get, count, upsert, delete on existing collections) straight to
+that engine, configured as chromadb configures it. Anything else (creating or resetting a
+collection, probes, closing, moving a broken store aside) is the full client's: the first such
+call hands the process over to it for good, so a process never holds two views of the files.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import resource
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from core.errors import EloraError, StorageError
+from core.storage.vectors import ChromaIndex, VectorHit
+
+log = logging.getLogger(__name__)
+
+TENANT, DATABASE = "default_tenant", "default_database"  # chromadb's defaults
+
+
+class DirectChroma:
+    """An embedded ChromaIndex whose everyday calls skip the chromadb package."""
+
+    def __init__(self, index: ChromaIndex):
+        self.index = index
+        self._engine: Any = None
+        self._ids: dict[str, str] = {}
+        self._opening = threading.Lock()
+        self._handed_over = False
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.index, name)
+        if callable(value):  # the client's own operation: from now on, the client only
+            self._hand_over()
+        return value
+
+    # -- the everyday calls ----------------------------------------------------------------
+
+    def query(self, collection, vector, limit, where=None) -> list[VectorHit]:
+        """The `limit` nearest vectors, optionally filtered by metadata."""
+        engine, collection_id = self._target(collection)
+        if engine is None:
+            return self.index.query(collection, vector, limit, where)
+        if collection_id is None or limit <= 0:
+            return []
+        with self._guard(collection, "query"):
+            result = engine.query(
+                collection_id, None, [list(map(float, vector))], limit,
+                json.dumps(where) if where else None, None, ["metadatas", "distances"],
+                TENANT, DATABASE,
+            )  # fmt: skip
+        return [
+            VectorHit(id=i, similarity=1.0 - float(d), metadata=dict(m or {}))
+            for i, d, m in zip(result.ids[0], result.distances[0], result.metadatas[0], strict=True)
+        ]
+
+    def get_vectors(self, collection, ids) -> dict[str, list[float]]:
+        """Stored vectors by id (missing ids are absent from the result)."""
+        engine, collection_id = self._target(collection)
+        if engine is None:
+            return self.index.get_vectors(collection, ids)
+        if collection_id is None or not ids:
+            return {}
+        with self._guard(collection, "get"):
+            got = engine.get(
+                collection_id, list(ids), None, None, 0, None, ["embeddings"], TENANT, DATABASE
+            )
+        return {i: list(v) for i, v in zip(got.ids, got.embeddings, strict=True)}
+
+    def count(self, collection) -> int:
+        """How many vectors the collection holds."""
+        engine, collection_id = self._target(collection)
+        if engine is None:
+            return self.index.count(collection)
+        if collection_id is None:
+            return 0
+        with self._guard(collection, "count"):
+            return int(engine.count(collection_id, TENANT, DATABASE))
+
+    def upsert(self, collection, ids, vectors, metadatas) -> None:
+        """Insert or replace vectors by id (a new collection is the client's to create)."""
+        if not ids:
+            return
+        engine, collection_id = self._target(collection)
+        if engine is None or collection_id is None:
+            self._hand_over()
+            self.index.upsert(collection, ids, vectors, metadatas)
+            return
+        with self._guard(collection, "upsert"):
+            engine.upsert(
+                collection_id, list(ids), [list(map(float, v)) for v in vectors],
+                list(metadatas), None, None, TENANT, DATABASE,
+            )  # fmt: skip
+
+    def delete(self, collection, ids) -> None:
+        """Remove vectors by id (missing ids are ignored)."""
+        if not ids:
+            return
+        engine, collection_id = self._target(collection)
+        if engine is None:
+            self.index.delete(collection, ids)
+            return
+        if collection_id is not None:
+            with self._guard(collection, "delete"):
+                engine.delete(collection_id, list(ids), None, None, None, TENANT, DATABASE)
+
+    def reset(self, collection, metadata) -> None:
+        """Drop and recreate a collection (the client's work)."""
+        self._hand_over()
+        self.index.reset(collection, metadata)
+
+    # -- the engine ------------------------------------------------------------------------
+
+    def _hand_over(self) -> None:
+        if not self._handed_over:
+            with self._opening:
+                self._handed_over = True
+                self._engine = None  # freed once no call in flight still uses it
+                self._ids.clear()
+
+    def _target(self, collection: str) -> tuple[Any, str | None]:
+        """The engine (None: the client's turn) and the collection's id (None: not created)."""
+        engine = self._open()
+        if engine is None:
+            return None, None
+        found = self._ids.get(collection)
+        if found is None:
+            # Listed, not looked up: a lookup of a missing collection raises chromadb's
+            # NotFoundError, whose import is the whole chromadb package.
+            with self._guard(collection, "open"):
+                listed = engine.list_collections(None, 0, TENANT, DATABASE)
+            names = {c.name: str(c.id) for c in listed}
+            found = names.get(self.index.prefix + collection)
+            if found is None:
+                return engine, None
+            self._ids[collection] = found
+        return engine, found
+
+    def _open(self):
+        if self._handed_over or self.index.url:
+            return None
+        engine = self._engine
+        if engine is not None:
+            return engine
+        path = self.index.path
+        if path is None or not (path / "chroma.sqlite3").exists():
+            return None  # nothing stored yet: the client creates the store
+        with self._opening:
+            if self._engine is None and not self._handed_over:
+                try:
+                    self._engine = _open_engine(path)
+                except Exception as exc:  # e.g. the bindings changed: the client decides
+                    log.info("Chroma's engine not opened directly, using the client: %s", exc)
+                    self._handed_over = True
+            return self._engine
+
+    @contextmanager
+    def _guard(self, collection: str, what: str) -> Iterator[None]:
+        """Whatever the engine raises (a Rust panic too) becomes a StorageError."""
+        try:
+            yield
+        except (EloraError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # pyo3's PanicException is not an Exception
+            text = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
+            where = f"vector store at {self.index.location}: {collection}: {what}"
+            raise StorageError(f"{where}: {text}") from exc
+
+
+def _open_engine(path):
+    """Chroma's Rust engine on a persistent directory, configured as chromadb configures it."""
+    import chromadb_rust_bindings as rust
+
+    config = rust.SqliteDBConfig(
+        hash_type=rust.MigrationHash.MD5,
+        migration_mode=rust.MigrationMode.Apply,
+        url=str(path / "chroma.sqlite3"),
+    )
+    files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return rust.Bindings(
+        allow_reset=False, sqlite_db_config=config, persist_path=str(path),
+        hnsw_cache_size=files // 5,  # chromadb's rule: five files per HNSW index
+    )  # fmt: skip
