@@ -49,7 +49,7 @@ class DirectChroma:
         """The `limit` nearest vectors, optionally filtered by metadata."""
         engine, collection_id = self._target(collection)
         if engine is None:
-            return self.index.query(collection, vector, limit, where)
+            return self._client().query(collection, vector, limit, where)
         if collection_id is None or limit <= 0:
             return []
         with self._guard(collection, "query"):
@@ -67,7 +67,7 @@ class DirectChroma:
         """Stored vectors by id (missing ids are absent from the result)."""
         engine, collection_id = self._target(collection)
         if engine is None:
-            return self.index.get_vectors(collection, ids)
+            return self._client().get_vectors(collection, ids)
         if collection_id is None or not ids:
             return {}
         with self._guard(collection, "get"):
@@ -80,7 +80,7 @@ class DirectChroma:
         """How many vectors the collection holds."""
         engine, collection_id = self._target(collection)
         if engine is None:
-            return self.index.count(collection)
+            return self._client().count(collection)
         if collection_id is None:
             return 0
         with self._guard(collection, "count"):
@@ -92,8 +92,7 @@ class DirectChroma:
             return
         engine, collection_id = self._target(collection)
         if engine is None or collection_id is None:
-            self._hand_over()
-            self.index.upsert(collection, ids, vectors, metadatas)
+            self._client().upsert(collection, ids, vectors, metadatas)
             return
         with self._guard(collection, "upsert"):
             engine.upsert(
@@ -107,7 +106,7 @@ class DirectChroma:
             return
         engine, collection_id = self._target(collection)
         if engine is None:
-            self.index.delete(collection, ids)
+            self._client().delete(collection, ids)
             return
         if collection_id is not None:
             with self._guard(collection, "delete"):
@@ -115,10 +114,14 @@ class DirectChroma:
 
     def reset(self, collection, metadata) -> None:
         """Drop and recreate a collection (the client's work)."""
-        self._hand_over()
-        self.index.reset(collection, metadata)
+        self._client().reset(collection, metadata)
 
     # -- the engine ------------------------------------------------------------------------
+
+    def _client(self) -> ChromaIndex:
+        """The full client, from now on the only way in (one view of the files per process)."""
+        self._hand_over()
+        return self.index
 
     def _hand_over(self) -> None:
         if not self._handed_over:

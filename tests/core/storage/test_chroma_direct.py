@@ -82,3 +82,15 @@ def test_one_shot_commands_read_and_write_vectors_without_importing_chromadb(ser
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert "Le casque est dans l'entrée" in found.stdout
+
+
+def test_once_the_client_has_the_store_every_call_stays_with_the_client(tmp_path):
+    direct = DirectChroma(ChromaIndex(path=tmp_path / "chroma"))
+
+    assert direct.count("archive") == 0  # a fresh home: the client creates the store
+    direct.upsert("archive", ["a"], [unit(1)], [{"chat_id": "42"}])
+    direct.upsert("ephemeral", ["s"], [unit(2)], [{"chat_id": "42"}])
+    direct.delete("ephemeral", ["s"])
+
+    assert [h.id for h in direct.query("archive", unit(1), 1)] == ["a"]
+    assert direct.count("ephemeral") == 0
