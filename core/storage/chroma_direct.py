@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import resource
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from core.errors import EloraError, StorageError
@@ -27,15 +29,26 @@ log = logging.getLogger(__name__)
 TENANT, DATABASE = "default_tenant", "default_database"  # chromadb's defaults
 
 
+# One view of a directory per process: the engine opened on it (shared by every DirectChroma
+# of the process), or, once any of them needed the client, the client only. Two engines on
+# the same files in one process disagree about what is on disk.
+_LOCK = threading.Lock()
+_ENGINES: dict[str, Any] = {}
+_CLIENT_ONLY: set[str] = set()
+
+
 class DirectChroma:
     """An embedded ChromaIndex whose everyday calls skip the chromadb package."""
 
     def __init__(self, index: ChromaIndex):
         self.index = index
-        self._engine: Any = None
+        self._key = str(index.path.resolve()) if index.path is not None else ""
         self._ids: dict[str, str] = {}
-        self._opening = threading.Lock()
-        self._handed_over = False
+
+    @property
+    def direct(self) -> bool:
+        """Whether calls go to Chroma's engine right now (False: the full client)."""
+        return self._key in _ENGINES and self._key not in _CLIENT_ONLY
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self.index, name)
@@ -118,17 +131,16 @@ class DirectChroma:
 
     # -- the engine ------------------------------------------------------------------------
 
-    def _client(self) -> ChromaIndex:
+    def _client(self) -> _GuardedClient:
         """The full client, from now on the only way in (one view of the files per process)."""
         self._hand_over()
-        return self.index
+        return _GuardedClient(self)
 
     def _hand_over(self) -> None:
-        if not self._handed_over:
-            with self._opening:
-                self._handed_over = True
-                self._engine = None  # freed once no call in flight still uses it
-                self._ids.clear()
+        with _LOCK:
+            _CLIENT_ONLY.add(self._key)
+            _ENGINES.pop(self._key, None)  # freed once no call in flight still uses it
+        self._ids.clear()
 
     def _target(self, collection: str) -> tuple[Any, str | None]:
         """The engine (None: the client's turn) and the collection's id (None: not created)."""
@@ -149,22 +161,27 @@ class DirectChroma:
         return engine, found
 
     def _open(self):
-        if self._handed_over or self.index.url:
+        if self.index.url or self._key in _CLIENT_ONLY:
             return None
-        engine = self._engine
+        engine = _ENGINES.get(self._key)
         if engine is not None:
             return engine
         path = self.index.path
-        if path is None or not (path / "chroma.sqlite3").exists():
-            return None  # nothing stored yet: the client creates the store
-        with self._opening:
-            if self._engine is None and not self._handed_over:
+        if _client_running(path) or not (path / "chroma.sqlite3").exists():
+            # The client has this store open in the process already (its view counts), or
+            # nothing is stored yet and the client must create the store.
+            return None
+        with _LOCK:
+            if self._key in _CLIENT_ONLY:
+                return None
+            if self._key not in _ENGINES:
                 try:
-                    self._engine = _open_engine(path)
+                    _ENGINES[self._key] = _open_engine(path)
                 except Exception as exc:  # e.g. the bindings changed: the client decides
                     log.info("Chroma's engine not opened directly, using the client: %s", exc)
-                    self._handed_over = True
-            return self._engine
+                    _CLIENT_ONLY.add(self._key)
+                    return None
+            return _ENGINES[self._key]
 
     @contextmanager
     def _guard(self, collection: str, what: str) -> Iterator[None]:
@@ -177,6 +194,33 @@ class DirectChroma:
             text = (str(exc).strip() or type(exc).__name__).splitlines()[0][:300]
             where = f"vector store at {self.index.location}: {collection}: {what}"
             raise StorageError(f"{where}: {text}") from exc
+
+
+class _GuardedClient:
+    """The wrapped index's calls, with whatever Chroma raises turned into a StorageError."""
+
+    def __init__(self, direct: DirectChroma):
+        self.direct = direct
+
+    def __getattr__(self, name: str):
+        call = getattr(self.direct.index, name)
+
+        def guarded(collection, *args, **kwargs):
+            with self.direct._guard(collection, name):
+                return call(collection, *args, **kwargs)
+
+        return guarded
+
+
+def _client_running(path: Path) -> bool:
+    """Whether chromadb's client has this directory open in this process."""
+    shared = sys.modules.get("chromadb.api.shared_system_client")
+    if shared is None:
+        return False  # chromadb not even imported
+    systems = getattr(shared.SharedSystemClient, "_identifier_to_system", None)
+    if systems is None:
+        return True  # another chromadb version: assume it might
+    return any(Path(key).resolve() == path.resolve() for key in list(systems) if key)
 
 
 def _open_engine(path):

@@ -27,11 +27,23 @@ def unit(seed: int) -> list[float]:
     return (vector / np.linalg.norm(vector)).tolist()
 
 
+READ_BACK = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from core.storage.vectors import ChromaIndex\n"
+    "index = ChromaIndex(path=Path(sys.argv[1]))\n"
+    "print(index.count('memory'), index.query('memory', [float(x) for x in sys.argv[2:]], 1)[0].id)\n"
+)
+
+
 @pytest.fixture
 def store(tmp_path):
-    """A store created by the full client, with one vector in `memory`."""
+    """A store created by the full client (as another process would), with one vector."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
     client = ChromaIndex(path=tmp_path / "chroma")
     client.upsert("memory", ["a"], [unit(1)], [{"tier": "semantic"}])
+    SharedSystemClient.clear_system_cache()  # this process lets go of it
     return tmp_path / "chroma"
 
 
@@ -42,12 +54,15 @@ def test_direct_calls_and_the_full_client_see_the_same_vectors(store):
     hits = direct.query("memory", unit(2), 2)
     direct.delete("memory", ["a"])
 
+    assert direct.direct  # all of it through Chroma's engine, no client
     assert [h.id for h in hits] == ["b", "a"] and hits[0].metadata == {"tier": "episodic"}
     assert direct.count("archive") == 0  # a collection never created reads as empty
     assert direct.get_vectors("memory", ["b", "zz"]).keys() == {"b"}
-    client = ChromaIndex(path=store)
-    assert client.count("memory") == 1
-    assert [h.id for h in client.query("memory", unit(2), 1)] == ["b"]
+    client = subprocess.run(  # the full client, in its own process, sees the same
+        [sys.executable, "-c", READ_BACK, str(store), *map(str, unit(2))],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert client.stdout.split() == ["1", "b"], client.stderr
 
 
 def test_a_new_collection_is_created_by_the_client_then_used_through_it(store):
@@ -57,6 +72,7 @@ def test_a_new_collection_is_created_by_the_client_then_used_through_it(store):
 
     assert direct.count("archive") == 1
     assert direct.query("archive", unit(3), 1, {"chat_id": "42"})[0].id == "c"
+    assert not direct.direct
 
 
 def test_one_shot_commands_read_and_write_vectors_without_importing_chromadb(services, home):
