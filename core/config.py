@@ -15,6 +15,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from core.archive.records import MAX_CAPTURE_CHARS
 from core.errors import ConfigError
 from core.memory.schema import IMPORTANCE_WEIGHT
 
@@ -41,7 +42,8 @@ class Settings(BaseSettings):
     chroma_url: str | None = None
     # Prefix of collection names, so several Elora homes can share one Chroma server.
     chroma_prefix: str = Field("", pattern=r"^[a-zA-Z0-9._-]*$")
-    db_busy_timeout_ms: int = Field(5000, ge=0)
+    # How long a write waits for another process's transaction before the capture is spooled.
+    db_busy_timeout_ms: int = Field(15000, ge=0)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".
@@ -97,7 +99,8 @@ class Settings(BaseSettings):
     profile_alpha: float = Field(0.2, gt=0, le=1)
 
     max_document_bytes: int = Field(10_000_000, ge=1000)
-    max_document_chars: int = Field(1_000_000, ge=1000)
+    # A document is archived as one capture, so it obeys the one message limit too.
+    max_document_chars: int = Field(1_000_000, ge=1000, le=MAX_CAPTURE_CHARS)
 
     learning_policy: Literal["review", "auto"] = "review"
     learning_extractor: Literal["auto", "model", "heuristic", "off"] = "auto"
@@ -116,6 +119,19 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = None
     telegram_webhook_port: int = Field(8443, ge=1, le=65535)
     telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
+    # Chats answered at once (each chat stays in order); their model calls overlap.
+    telegram_concurrent_chats: int = Field(32, ge=1, le=1024)
+    # Of those, how many do local work (recall, storage, embedding) at once: a request waiting
+    # on its model frees its slot. A few at a time finish sooner than many sharing two cores.
+    work_slots: int = Field(3, ge=1, le=256)
+
+    # `elora mcp`: the bearer token HTTP clients must send; whose scope the client acts in
+    # (unset: the operator's); whether its saves skip review and whether it may approve.
+    mcp_token: SecretStr | None = None
+    mcp_user_id: str | None = Field(None, pattern=r"^[\w.-]{0,64}$")
+    mcp_direct_writes: bool = False
+    mcp_allow_approve: bool = False
+    mcp_allow_remote: bool = False
 
     log_level: str = "WARNING"
 
@@ -194,7 +210,7 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Secret values that must never reach logs, traces or exports."""
-        values = [self.telegram_bot_token, self.llm_api_key]
+        values = [self.telegram_bot_token, self.llm_api_key, self.mcp_token]
         return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
 
     @property

@@ -26,6 +26,7 @@ class Report:
     counts: dict[str, int] = field(default_factory=dict)
     embedder: dict[str, Any] = field(default_factory=dict)
     spool_backlog: int = 0
+    vectors: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -40,6 +41,7 @@ class Report:
             "counts": self.counts,
             "embedder": self.embedder,
             "spool_backlog": self.spool_backlog,
+            "vectors": self.vectors,
         }
 
 
@@ -49,13 +51,27 @@ def _count(services, table: str) -> int:
 
 
 def run_checks(services) -> Report:
-    """Run every check; a failing check is reported, never raised."""
+    """Run every check; each is isolated, and a failing one is reported, never raised."""
     report = Report()
     settings = services.settings
     report.checks.append(
         Check("config", True, f"home={settings.home} embedder={settings.embedder}")
     )
+    for name, check in (
+        ("database", _database),
+        ("spool", _spool),
+        ("embedder", _embedder),
+        ("vectors", _vectors),
+    ):
+        try:
+            report.checks.append(check(services, report))
+        except Exception as exc:  # the doctor reports what is broken; it must not break
+            report.checks.append(Check(name, False, f"{type(exc).__name__}: {exc}"))
+    return report
 
+
+def _database(services, report: Report) -> Check:
+    settings = services.settings
     try:
         counts = services.archive.counts()
         counts["entries"] = _count(services, "memory_entries")
@@ -63,62 +79,63 @@ def run_checks(services) -> Report:
         counts["proposals_pending"] = _count(
             services, "proposals WHERE status IN ('pending', 'recommended')"
         )
-        report.counts = counts
+        report.counts.update(counts)
         with services.db.session() as session:
             version = (
                 session.connection()
                 .exec_driver_sql("SELECT max(version) FROM schema_migrations")
                 .scalar_one()
             )
-        report.checks.append(
-            Check("database", True, f"{settings.resolved_database_url} (schema v{version})")
-        )
     except EloraError as exc:
-        report.checks.append(Check("database", False, str(exc)))
+        return Check("database", False, str(exc))
+    return Check("database", True, f"{settings.resolved_database_url} (schema v{version})")
 
+
+def _spool(services, report: Report) -> Check:
     report.spool_backlog = services.spool.backlog()
     report.counts["spool_backlog"] = report.spool_backlog
-    report.checks.append(
-        Check(
-            "spool",
-            report.spool_backlog == 0,
-            "empty"
-            if report.spool_backlog == 0
-            else f"{report.spool_backlog} captures wait: run `elora jobs run replay-spool`",
-        )
+    if report.spool_backlog == 0:
+        return Check("spool", True, "empty")
+    return Check(
+        "spool",
+        False,
+        f"{report.spool_backlog} captures wait: run `elora jobs run replay-spool`",
     )
 
+
+def _embedder(services, report: Report) -> Check:
     embedder = services.embedder
     report.embedder = {"name": embedder.name, "dim": None, "query_ms": None}
     try:
         started = time.perf_counter()
         vector = embedder.embed_query("doctor: bonjour, hello")
-        report.embedder["dim"] = int(vector.shape[0])
-        report.embedder["query_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        kernel = getattr(embedder, "kernel", None)
-        report.embedder["engine"] = kernel
-        engine = f", engine {kernel}" if kernel else ""
-        report.checks.append(
-            Check("embedder", True, f"{embedder.name} ({vector.shape[0]} dims{engine})")
-        )
     except EloraError as exc:
-        report.checks.append(Check("embedder", False, str(exc)))
+        return Check("embedder", False, str(exc))
+    report.embedder["dim"] = int(vector.shape[0])
+    report.embedder["query_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    kernel = getattr(embedder, "kernel", None)
+    report.embedder["engine"] = kernel
+    engine = f", engine {kernel}" if kernel else ""
+    return Check("embedder", True, f"{embedder.name} ({vector.shape[0]} dims{engine})")
 
+
+def _vectors(services, report: Report) -> Check:
+    """Every collection probed and compared with what SQLite says was indexed."""
+    vs = services.vectorspace
+    health = vs.health(refresh=True)
+    report.vectors = {
+        "location": health.location,
+        "collections": {name: c.to_json() for name, c in health.collections.items()},
+    }
+    for name, c in health.collections.items():
+        if c.vectors is not None:
+            report.counts[f"vectors_{name}"] = c.vectors
+        report.counts[f"vectors_{name}_expected"] = c.expected
     try:
-        vs = services.vectorspace
         recorded = vs.recorded_signature()
-        sizes = {
-            name: services.vectors.count(name)
-            for name in ("memory", "archive", "turns", "ephemeral")
-        }
-        report.counts.update({f"vectors_{k}": v for k, v in sizes.items()})
-        if recorded and recorded != vs.signature:
-            report.checks.append(
-                Check("vectors", False, f"made by {recorded}: run `elora reindex`")
-            )
-        else:
-            location = getattr(services.vectors, "location", "custom index")
-            report.checks.append(Check("vectors", True, f"{location} {sizes}"))
     except EloraError as exc:
-        report.checks.append(Check("vectors", False, str(exc)))
-    return report
+        recorded = None
+        report.vectors["signature_error"] = str(exc)
+    if recorded and recorded != vs.signature:
+        return Check("vectors", False, f"made by {recorded}: run `elora reindex`")
+    return Check("vectors", health.ok, health.summary())

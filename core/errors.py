@@ -17,6 +17,11 @@ class StorageUnavailable(StorageError):
     """The database cannot be written right now (locked, read-only, unreachable, full)."""
 
 
+class VectorStoreUnavailable(StorageError):
+    """The vector store cannot answer (unreachable, damaged, or missing vectors that SQLite
+    says exist); recall falls back to full-text search and `elora reindex` rebuilds it."""
+
+
 class EmbedderError(EloraError):
     """The embedding model failed or is not available."""
 

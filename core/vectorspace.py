@@ -3,19 +3,110 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
 
 from core.embeddings import Embedder
-from core.errors import EmbedderMismatch
+from core.errors import EloraError, EmbedderMismatch, VectorStoreUnavailable
 from core.storage.db import Database
 from core.storage.vectors import COLLECTIONS, VectorHit, VectorIndex
 
 log = logging.getLogger(__name__)
 
 META_KEY = "embedder"
+# How long a health verdict is trusted before the store is probed again (a long-running bot
+# notices a repaired store within this time; one CLI run probes once).
+HEALTH_TTL_SECONDS = 60.0
+# Recall turns lexical when a collection holds less than this share of the vectors SQLite
+# says it should: a few missing vectors only hide a few chunks from semantic search, a
+# deleted or emptied store hides nearly all of them.
+SHORT_SHARE = 0.9
+# What each collection should hold, counted in SQLite (the source of truth).
+EXPECTED_SQL = {
+    "archive": "SELECT count(*) FROM chunks WHERE vector_state = 'indexed'",
+    "memory": "SELECT count(*) FROM memory_entries WHERE vector_state = 'indexed'",
+    "ephemeral": "SELECT count(*) FROM session_chunks",
+    "turns": "SELECT count(*) FROM turn_keys WHERE vector IS NOT NULL",
+}
+# Session vectors may be missing by design (saved while the embedder was down): only these
+# collections decide whether recall can trust the vectors.
+RECALL_COLLECTIONS = ("archive", "memory")
+FIX = "run `elora reindex`"
+
+
+@dataclass
+class CollectionHealth:
+    """One collection: vectors held (None when it cannot be read), vectors expected, error."""
+
+    name: str
+    vectors: int | None
+    expected: int
+    error: str | None = None
+
+    @property
+    def missing(self) -> int:
+        """Vectors SQLite expects that the collection does not hold."""
+        return max(0, self.expected - (self.vectors or 0))
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data."""
+        return {
+            "vectors": self.vectors,
+            "expected": self.expected,
+            "missing": self.missing,
+            "error": self.error,
+        }
+
+
+@dataclass
+class VectorHealth:
+    """The vector store compared with SQLite: per collection, and any error opening it."""
+
+    location: str
+    collections: dict[str, CollectionHealth] = field(default_factory=dict)
+    checked_at: float = 0.0
+
+    @property
+    def errors(self) -> list[str]:
+        """Every collection that could not be read, with why."""
+        return [c.error for c in self.collections.values() if c.error]
+
+    @property
+    def ok(self) -> bool:
+        """Every collection readable and holding every vector SQLite expects."""
+        return not self.errors and not any(c.missing for c in self.collections.values())
+
+    def recall_problem(self) -> str | None:
+        """Why recall must not trust the vectors (failing, or far short), or None."""
+        if self.errors:
+            return f"vector store unavailable ({self.errors[0]}): {FIX}"
+        for name in RECALL_COLLECTIONS:
+            c = self.collections.get(name)
+            if c is not None and c.expected and (c.vectors or 0) < c.expected * SHORT_SHARE:
+                return (
+                    f"vector store incomplete: {name} holds {c.vectors:,} of {c.expected:,} "
+                    f"vectors at {self.location}: {FIX}"
+                )
+        return None
+
+    def summary(self) -> str:
+        """One line: counts per collection, then what is wrong and the fix."""
+        parts = []
+        for name, c in self.collections.items():
+            held = "unreadable" if c.error else f"{c.vectors:,}"
+            parts.append(f"{name} {held}/{c.expected:,}")
+        line = f"{self.location}: " + ", ".join(parts)
+        if self.errors:
+            return f"{line}; {self.errors[0]}: {FIX}"
+        missing = sum(c.missing for c in self.collections.values())
+        if missing:
+            return f"{line}; {missing:,} vectors missing: {FIX}"
+        return line
 
 
 class VectorSpace:
@@ -26,6 +117,8 @@ class VectorSpace:
         self.index = index
         self.embedder = embedder
         self._checked = False
+        self._health: VectorHealth | None = None
+        self._health_lock = threading.Lock()
 
     @property
     def signature(self) -> str:
@@ -57,6 +150,55 @@ class VectorSpace:
                 f"{self.signature}: run `elora reindex` to rebuild them"
             )
         self._checked = recorded is not None
+
+    def health(self, refresh: bool = False) -> VectorHealth:
+        """Each collection probed and counted against SQLite; cached for HEALTH_TTL_SECONDS.
+
+        A failure seen by any vector call since the last verdict triggers a fresh probe.
+        Never raises for a broken store: the errors are in the verdict.
+        """
+        with self._health_lock:
+            cached = self._health
+            failure = getattr(self.index, "failure", None)
+            fresh = (
+                cached is not None
+                and time.monotonic() - cached.checked_at < HEALTH_TTL_SECONDS
+                and (failure is None or failure[0] <= cached.checked_at)
+            )
+            if refresh or not fresh:
+                self._health = cached = self._probe()
+            return cached
+
+    def _probe(self) -> VectorHealth:
+        health = VectorHealth(getattr(self.index, "location", "vector index"))
+        probe = getattr(self.index, "probe", self.index.count)
+        with self.db.session() as s:
+            conn = s.connection()
+            expected = {
+                n: conn.exec_driver_sql(sql).scalar_one() for n, sql in EXPECTED_SQL.items()
+            }
+        for name in COLLECTIONS:
+            try:
+                held, error = probe(name), None
+            except EloraError as exc:
+                held, error = None, str(exc)
+            health.collections[name] = CollectionHealth(name, held, expected[name], error)
+        health.checked_at = time.monotonic()
+        return health
+
+    def ensure_readable(self) -> None:
+        """Raise unless the stored vectors can be searched: EmbedderMismatch (another model
+        made them) or VectorStoreUnavailable (the store fails, or holds far fewer vectors than
+        SQLite says were indexed)."""
+        self.ensure_compatible()
+        problem = self.health().recall_problem()
+        if problem:
+            raise VectorStoreUnavailable(problem)
+
+    def failure_since(self, moment: float) -> str | None:
+        """The latest vector-store failure seen after `moment` (time.monotonic()), if any."""
+        failure = getattr(self.index, "failure", None)
+        return failure[1] if failure and failure[0] >= moment else None
 
     def _claim(self) -> None:
         """Record the embedder once the first vectors it made are stored."""
@@ -97,8 +239,8 @@ class VectorSpace:
     def query(
         self, collection: str, query: str, limit: int, where: dict | None = None
     ) -> list[VectorHit]:
-        """Nearest neighbours of a query text."""
-        self.ensure_compatible()
+        """Nearest neighbours of a query text (VectorStoreUnavailable when it can't be trusted)."""
+        self.ensure_readable()
         vector = self.embedder.embed_query(query)
         return self.index.query(collection, vector.tolist(), limit, where)
 
@@ -108,3 +250,5 @@ class VectorSpace:
             self.index.reset(name, {"embedder": self.embedder.name})
         self._record(self.signature)
         self._checked = True
+        with self._health_lock:
+            self._health = None

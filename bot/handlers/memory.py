@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import uuid
 
@@ -12,17 +11,53 @@ from telegram.constants import ParseMode
 from bot.context import EloraContext
 from bot.handlers.commands import _args_text
 from core.errors import EloraError
+from core.offload import run_blocking
 
 PICKS = 5
 MAX_OFFERS = 20
 
 
-def _confirm_keyboard(update: Update, context: EloraContext, token: str, index: int):
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(context.say(update, "yes_forget"),
-                               callback_data=f"fg:y:{token}:{index}"),
-          InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]]
-    )  # fmt: skip
+def _confirm_keyboard(
+    update: Update, context: EloraContext, token: str, index: int, messages: int = 0
+):
+    rows = [
+        [
+            InlineKeyboardButton(
+                context.say(update, "yes_forget"), callback_data=f"fg:y:{token}:{index}"
+            ),
+            InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}"),
+        ]
+    ]
+    if messages:  # forget means every copy: offer the messages that hold it too
+        rows.append(
+            [
+                InlineKeyboardButton(
+                    context.say(update, "forget_with_messages", n=messages),
+                    callback_data=f"fg:s:{token}:{index}",
+                )
+            ]
+        )
+    return InlineKeyboardMarkup(rows)
+
+
+def _messages_holding(services, memory_id: str) -> int:
+    """How many archived messages `forget --with-sources` would erase with the entry."""
+    from core.memory.forget import preview
+
+    return len(preview(services, memory_id=memory_id, with_sources=True).messages)
+
+
+async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
+                          edit=None) -> None:  # fmt: skip
+    """The confirmation: the entry, how many messages hold it, and the buttons."""
+    messages = await run_blocking(_messages_holding, context.services, entry.memory_id)
+    text = context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
+                       text=html.escape(entry.canonical_text[:300]))  # fmt: skip
+    if messages:
+        text += "\n" + context.say(update, "forget_messages_note", n=messages)
+    keyboard = _confirm_keyboard(update, context, token, index, messages)
+    send = edit or update.effective_message.reply_text
+    await send(text, parse_mode=ParseMode.HTML, reply_markup=keyboard)
 
 
 def _offer(context: EloraContext, memory_ids: list[str]) -> str:
@@ -43,16 +78,11 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await asyncio.to_thread(services.memory.get, arg)
+    entry = await run_blocking(services.memory.get, arg)
     if entry is not None:
-        token = _offer(context, [entry.memory_id])
-        await update.effective_message.reply_text(
-            context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
-                        text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, token, 0),
-        )  # fmt: skip
+        await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
+    hits, _ = await run_blocking(services.memory.search, arg, limit=PICKS)
     if not hits:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
@@ -75,7 +105,8 @@ async def forget(update: Update, context: EloraContext) -> None:
 
 
 async def on_forget_button(update: Update, context: EloraContext) -> None:
-    """fg:p:TOKEN:N picks, fg:y:TOKEN:N confirms, fg:n:TOKEN cancels."""
+    """fg:p:TOKEN:N picks, fg:y:TOKEN:N confirms, fg:s:TOKEN:N confirms with the messages that
+    hold it, fg:n:TOKEN cancels."""
     query = update.callback_query
     await query.answer()
     _, action, token, *rest = [*query.data.split(":"), ""][:4]
@@ -88,38 +119,42 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await asyncio.to_thread(context.services.memory.get, memory_id)
+        entry = await run_blocking(context.services.memory.get, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
-        await query.edit_message_text(
-            context.say(update, "forget_confirm", id=html.escape(memory_id),
-                        text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML,
-            reply_markup=_confirm_keyboard(update, context, token, index),
-        )  # fmt: skip
+        await _ask_to_confirm(update, context, entry, token, index, edit=query.edit_message_text)
         return
     from core.memory.api import forget_memory
 
+    with_sources = action == "s"
     try:
-        await asyncio.to_thread(forget_memory, context.services, memory_id)
+        report = await run_blocking(
+            forget_memory, context.services, memory_id, with_sources=with_sources
+        )
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
         return
     offers.pop(token, None)
-    await query.edit_message_text(
-        context.say(update, "forgotten", id=html.escape(memory_id)), parse_mode=ParseMode.HTML
-    )
+    done = context.say(update, "forgotten", id=html.escape(memory_id))
+    if with_sources:
+        done = context.say(update, "forgotten_with_messages", id=html.escape(memory_id),
+                           n=report.removed_captures)  # fmt: skip
+    await query.edit_message_text(done, parse_mode=ParseMode.HTML)
 
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    rows = context.services.proposals.list(limit=PICKS)
+    rows = await run_blocking(context.services.proposals.list, limit=PICKS)
     if not rows:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
+    from core.learning.proposals import being_decided
+
+    now = context.services.clock.now()
     for p in rows:
         score = f" · A-MAC {p.total:.1f}" if p.total is not None else ""
+        score += " · approving…" if being_decided(p, now) else ""
         conflict = f"\n⚠️ {p.conflict_relation}" if p.conflict_relation else ""
         keyboard = InlineKeyboardMarkup(
             [[InlineKeyboardButton(context.say(update, "approve"), callback_data=f"pr:a:{p.id}"),
@@ -140,10 +175,10 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
     _, action, proposal_id = query.data.split(":", 2)
     try:
         if action == "a":
-            entry = review.approve(context.services, proposal_id)
+            entry = await run_blocking(review.approve, context.services, proposal_id)
             message = context.say(update, "approved", id=html.escape(entry.memory_id))
         else:
-            review.reject(context.services, proposal_id)
+            await run_blocking(review.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))

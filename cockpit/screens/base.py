@@ -26,7 +26,12 @@ TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
 
 
 class EloraScreen(Screen):
-    """A screen that loads its data in worker threads and refreshes itself."""
+    """A screen that loads its data in worker threads and refreshes itself.
+
+    Textual calls a message handler (on_mount, on_worker_state_changed...) once for every class
+    of the MRO that defines one: a subclass's handler must not call super()'s, or this class's
+    runs twice (two refresh timers, every result shown twice).
+    """
 
     BINDINGS = [Binding("ctrl+r", "refresh_data", "Refresh", show=False)]
     periodic_refresh = True  # False where reloading would only disturb (chat, council)

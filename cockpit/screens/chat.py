@@ -34,7 +34,8 @@ class ChatScreen(EloraScreen):
         yield Header()
         with Horizontal():
             with Vertical(id="chat-main"):
-                yield RichLog(id="chat-log", wrap=True, markup=True)
+                # min_width=1: lines wrap at the pane's width (the default 78 cut them off).
+                yield RichLog(id="chat-log", wrap=True, markup=True, min_width=1)
                 yield Static("", id="chat-status", classes="hint")
                 yield Input(placeholder="Message Elora… (Enter to send)", id="chat-input")
             with VerticalScroll(id="chat-side", classes="detail"):
@@ -44,7 +45,6 @@ class ChatScreen(EloraScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.sub_title = "chat (same pipeline as Telegram)"
         self.query_one("#chat-input", Input).focus()
 
@@ -64,7 +64,8 @@ class ChatScreen(EloraScreen):
         self.background(lambda: self._ask(text), self._answered, group="chat")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        super().on_worker_state_changed(event)
+        # EloraScreen's handler runs too (Textual calls the handler of every class in the MRO):
+        # calling it here as well showed every reply twice.
         finished = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
         if event.worker.group == "chat" and event.state in finished:
             self._waiting(-1)

@@ -41,11 +41,11 @@ class CouncilScreen(EloraScreen):
                 yield Input(
                     placeholder="Question for the council (Enter to convene)", id="council-question"
                 )
-            yield RichLog(id="council-log", wrap=True, markup=True)
+            # min_width=1: lines wrap at the pane's width (the default 78 cut them off).
+            yield RichLog(id="council-log", wrap=True, markup=True, min_width=1)
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.sub_title = "council: space picks skills (2-5), then a question and Enter"
 
     def load(self, _query: None):

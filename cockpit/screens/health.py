@@ -40,7 +40,6 @@ class HealthScreen(EloraScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.sub_title = "health"
 
     def refresh_costly(self) -> None:

@@ -80,7 +80,6 @@ class MemoryScreen(EloraScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one(DataTable)
         for label, width in (("memory_id", 22), ("tier", 4), ("imp", 3), ("text", 200)):
             table.add_column(label, width=width)

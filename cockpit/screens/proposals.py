@@ -37,6 +37,7 @@ class ProposalView:
     proposal: Any
     conflict: Any | None
     sources: list[dict[str, Any]]
+    approving: bool = False  # a surface is writing its decision right now
 
 
 class ProposalsScreen(EloraScreen):
@@ -69,7 +70,6 @@ class ProposalsScreen(EloraScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one(DataTable)
         # Fixed widths: the layout does not jump from one reload to the next.
         for label, width in (("", 2), ("A-MAC", 5), ("kind", 10), ("tier", 4), ("text", 200)):
@@ -91,6 +91,7 @@ class ProposalsScreen(EloraScreen):
 
     def load(self, view: tuple[str, ...]) -> dict[str, Any]:
         from core.learning.canonical import capture_sources
+        from core.learning.proposals import being_decided
 
         services = self.services
         rows = services.proposals.list(view, limit=LIMIT)
@@ -99,9 +100,12 @@ class ProposalsScreen(EloraScreen):
         wanted = [c for p in rows for c in p.source_capture_ids]
         sources = {s["capture_id"]: s for s in capture_sources(services, wanted)}
         views = []
+        now = services.clock.now()
         for p in rows:
             found = [sources[c] for c in p.source_capture_ids if c in sources]
-            views.append(ProposalView(p, conflicts.get(p.conflict_uuid), found))
+            views.append(
+                ProposalView(p, conflicts.get(p.conflict_uuid), found, being_decided(p, now))
+            )
         return {
             "view": view,
             "views": views,
@@ -119,7 +123,8 @@ class ProposalsScreen(EloraScreen):
         rows = []
         for v in views:
             p = v.proposal
-            mark = STATUS_MARK.get(p.status, " ") + ("⚠" if v.conflict is not None else " ")
+            mark = "…" if v.approving else STATUS_MARK.get(p.status, " ")
+            mark += "⚠" if v.conflict is not None else " "
             total = f"{p.total:.2f}" if p.total is not None else "-"
             tier = TIER_SHORT.get(p.tier, p.tier[:4])
             rows.append((p.id, (mark, total, p.kind, tier, p.text.replace("\n", " "))))
@@ -127,6 +132,8 @@ class ProposalsScreen(EloraScreen):
         name = "rejected" if self.view == REJECTED else "open"
         shown = f"{len(views)} of {data['total']}" if data["total"] > len(views) else len(views)
         extra = f", {self.recommended} recommended ★" if self.view == OPEN else ""
+        approving = sum(v.approving for v in views)
+        extra += f", {approving} approving…" if approving else ""
         self.sub_title = f"{name} proposals: {shown}{extra}"
         self._detail()
 
@@ -224,7 +231,8 @@ def render_proposal(view: ProposalView) -> Group:
     p = view.proposal
     parts: list[Any] = [
         f"[b]{escape(p.text)}[/b]",
-        f"{p.kind} · tier {p.tier} · {p.status} · by {p.authority} ({p.origin}) · "
+        f"{p.kind} · tier {p.tier} · {p.status}{' (approving…)' if view.approving else ''} · "
+        f"by {p.authority} ({p.origin}) · "
         f"{p.created_at:%Y-%m-%d %H:%M}",
         f"id {p.id}",
     ]

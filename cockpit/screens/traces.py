@@ -35,7 +35,6 @@ class TracesScreen(EloraScreen):
         self.traces: dict[str, Any] = {}
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one(DataTable)
         for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 10),
                              ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip

@@ -132,7 +132,7 @@ def _store(services: Services, read: list[int], found: list[tuple[int, str]]) ->
     by_turn: dict[int, list[str]] = {}
     for rowid, fact in found:
         by_turn.setdefault(rowid, []).append(fact)
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         conn = session.connection()
         conn.exec_driver_sql(
             "UPDATE turn_keys SET facts_at = ? WHERE capture_rowid = ?", [(now, r) for r in read]

@@ -9,6 +9,18 @@ from typing import Any, Literal
 from core.clock import to_utc_naive
 from core.ids import new_id
 
+# The longest message Elora archives, whether it arrives live or through an import (documents
+# stop lower, at ELORA_MAX_DOCUMENT_CHARS). Past this a "message" is a dump: chunking it would
+# bury the archive under thousands of chunks of one paste.
+MAX_CAPTURE_CHARS = 2_000_000
+
+
+def length_problem(text: str) -> str | None:
+    """Why a message is too long to archive (the one rule for capture and import), or None."""
+    if len(text) <= MAX_CAPTURE_CHARS:
+        return None
+    return f"{len(text):,} characters, over the {MAX_CAPTURE_CHARS:,}-character limit"
+
 
 @dataclass
 class CaptureIn:
@@ -27,6 +39,10 @@ class CaptureIn:
     media: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     id: str = field(default_factory=new_id)
+    # Whether the operator said it: True, False (a contact, the assistant) or None (unknown).
+    operator: bool | None = None
+    # Why no job may learn from it (core.learning.consent); read from its words when not given.
+    consent: str | None = None
 
     def __post_init__(self) -> None:
         self.chat_id = str(self.chat_id)
@@ -36,6 +52,13 @@ class CaptureIn:
         self.message_id = str(self.message_id)
         if self.user_id is not None:
             self.user_id = str(self.user_id)
+        if self.role != "user":
+            self.operator = False
+        elif self.consent is None:
+            # Recorded with the message, so every later reader honours it without re-reading.
+            from core.learning.consent import consent_of
+
+            self.consent = consent_of(self.text)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (dates as ISO strings), as written to the spool."""

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "memories",
     "forget",
     "context",
+    "mcp",
     "ask",
     "chat",
     "proposals",
@@ -64,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     from core.errors import ConfigError, EloraError
 
     try:
+        if getattr(args, "json", False):
+            from core.cli.context import document_stdout
+
+            with document_stdout():
+                return int(args._run(args) or 0)
         return int(args._run(args) or 0)
     except ConfigError as exc:
         print(f"elora: configuration error: {exc}", file=sys.stderr)

@@ -220,8 +220,10 @@ async def _speak(services, seat: Seat, tier, number, question, context, roster, 
                         rounds=rounds)  # fmt: skip
         seat.history.append({"role": "system", "content": system})
     others = [{"name": name, "text": text} for name, text in previous.items() if name != seat.name]
+    # A seat that has not spoken yet (its earlier rounds failed) has never seen the question.
+    first_turn = not any(m["role"] == "assistant" for m in seat.history)
     content = render("council_round", number=number, question=question, context=context,
-                     others=others, rounds=rounds)  # fmt: skip
+                     others=others, rounds=rounds, first_turn=first_turn)  # fmt: skip
     seat.history.append({"role": "user", "content": content})
     try:
         completion = await services.llm.complete(tier, list(seat.history))

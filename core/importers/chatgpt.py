@@ -123,6 +123,7 @@ def _capture(message, conversation, chat_id, started, reply_to, source, position
         sent_at=_time(message.get("create_time"), started, source, position),
         sender="ChatGPT" if role == "assistant" else None,
         role=role,
+        operator=role == "user",  # whoever exported ChatGPT is the one who asked
         reply_to=reply_to,
         media={"attachments": attachments} if attachments else {},
         provenance=provenance,

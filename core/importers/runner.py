@@ -9,9 +9,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from core.archive.records import CaptureIn
-from core.errors import ImportFormatError
+from core.archive import speakers
+from core.archive.records import CaptureIn, length_problem
+from core.errors import ImportFormatError, InvalidInput
 from core.importers import chatgpt, telegram
+from core.importers.limits import check_lengths, check_nesting
 from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
 from core.storage.db import db_time
 
@@ -23,6 +25,7 @@ SKIPPED_FIELDS = {
     "service": "skipped_service",
     "empty": "skipped_empty",
     "branch": "skipped_branches",
+    "too_long": "skipped_too_long",
 }
 # Chunks embedded per call: large enough to keep the model busy, small enough for a smooth bar.
 INDEX_BATCH = 128
@@ -40,10 +43,14 @@ class ImportReport:
     skipped_service: int = 0
     skipped_empty: int = 0
     skipped_branches: int = 0
+    skipped_too_long: int = 0
+    too_long: list[str] = field(default_factory=list)
     chunks_created: int = 0
     chunks_indexed: int = 0
     chunks_pending: int = 0
     seconds: float = 0.0
+    # Who the operator is among the senders, and how Elora knows (None: not known).
+    operator: str | None = None
 
     @property
     def rate(self) -> float:
@@ -68,6 +75,15 @@ class ImportReport:
         )
         if self.chunks_pending:
             line += f"; {self.chunks_pending:,} chunks still wait for vectors (`elora reindex`)"
+        if self.operator:
+            line += f"; you are {self.operator}"
+        elif self.operator is None and self.stored:
+            line += (
+                "; the operator was not identified among the senders (`--me NAME` or "
+                "ELORA_OPERATOR_TELEGRAM_IDS): learning names every speaker"
+            )
+        if self.too_long:
+            line += f"; left out as too long: {'; '.join(self.too_long)}"
         return line
 
 
@@ -79,22 +95,65 @@ class ImportPlan:
     chats: int = 0
     total: int = 0
     load_seconds: float = 0.0
+    # The operator's Telegram ids the exports revealed (owner, --me), and how.
+    operator_ids: set[str] = field(default_factory=set)
+    operator: str | None = None
+    too_long: list[str] = field(default_factory=list)  # left out (--skip-too-long)
 
 
-def prepare(paths: Iterable[Path | str], fmt: str = "auto") -> ImportPlan:
-    """Read and check every export; raise ImportFormatError before anything is stored."""
+def prepare(
+    paths: Iterable[Path | str],
+    fmt: str = "auto",
+    me: str | None = None,
+    skip_too_long: bool = False,
+) -> ImportPlan:
+    """Read and check every export; raise ImportFormatError before anything is stored.
+
+    `me` names the operator among a Telegram export's senders; without it the export's owner
+    is found where the export tells it (see telegram.owner_ids). An export nested too deeply
+    is refused; so is one holding a message over the archive's length limit, unless
+    `skip_too_long` (such messages are then left out and reported).
+    """
     if fmt != "auto" and fmt not in FORMATS:
         raise ImportFormatError(f"unknown format {fmt!r}; expected auto, {', '.join(FORMATS)}")
     started = time.perf_counter()
     plan = ImportPlan()
     for export in read_exports([Path(p) for p in paths]):
+        check_nesting(export.data, export.name)
         parser = PARSERS[detect_format(export.data, export.name) if fmt == "auto" else fmt]
         chats, records = parser.count(export.data, export.name)
+        plan.too_long += check_lengths(parser, export.data, export.name, skip_too_long)
         plan.exports.append((export, parser))
         plan.chats += chats
         plan.total += records
+    _find_operator(plan, me)
     plan.load_seconds = time.perf_counter() - started
     return plan
+
+
+def _find_operator(plan: ImportPlan, me: str | None) -> None:
+    """Who the operator is in the Telegram exports of the plan (ChatGPT's user always is)."""
+    exports = [export.data for export, parser in plan.exports if parser is telegram]
+    if me is not None and exports:
+        named: dict[str, str] = {}
+        for data in exports:
+            named.update(telegram.ids_named(data, me))
+        if not named:
+            some = sorted({n for data in exports for n in telegram.senders(data)})
+            raise InvalidInput(
+                f"--me {me!r}: no sender of the export goes by that name"
+                + (f" (senders include: {', '.join(some[:12])})" if some else "")
+            )
+        plan.operator_ids = set(named)
+        plan.operator = f"{sorted(set(named.values()))[0]} (--me)"
+        return
+    for data in exports:
+        owners = telegram.owner_ids(data)
+        if owners:
+            plan.operator_ids |= owners
+            info = data.get("personal_information") or {}
+            name = " ".join(filter(None, (info.get("first_name"), info.get("last_name"))))
+            plan.operator = f"{name or 'user ' + ', '.join(sorted(owners))} (the export's owner)"
 
 
 class _Batcher:
@@ -158,16 +217,23 @@ def run(
 
     `imported_by` is recorded for every chat (recall scopes: a user sees what they imported).
 
-    Batches already stored stay stored when a later record turns out malformed; since captures
-    are unique by (surface, chat, message), running the import again resumes where it stopped.
+    Every record was read and checked by `prepare`, so a malformed one refuses the export
+    before any batch is stored. Batches stored before an interruption (a crash, Ctrl-C) stay
+    stored; since captures are unique by (surface, chat, message), running the import again
+    resumes where it stopped.
     """
     started = time.perf_counter()
-    report = ImportReport(files=len(plan.exports), chats=plan.chats)
+    report = ImportReport(files=len(plan.exports), chats=plan.chats, too_long=plan.too_long)
     chunks_before = services.archive.counts()["chunks"]
     batcher = _Batcher(services, report, on_progress)
+    operator_ids = speakers.known_operator_ids(services) | plan.operator_ids
     try:
         for export, parser in plan.exports:
             for item in parser.parse(export.data, export.name):
+                if isinstance(item, CaptureIn) and length_problem(item.text):
+                    item = Skipped("too_long")  # refused in prepare unless --skip-too-long
+                elif parser is telegram and isinstance(item, CaptureIn):
+                    item.operator = speakers.is_operator_speaker(operator_ids, item.user_id)
                 batcher.add(item)
         batcher.flush()
     except ImportFormatError as exc:
@@ -179,6 +245,9 @@ def run(
             "fix the file and run the import again to resume)"
         ) from exc
     _record_imports(services, batcher.chats, imported_by)
+    # Durable: later imports, `elora learn` and the bot know the operator from now on.
+    speakers.record_operator_ids(services, plan.operator_ids)
+    report.operator = plan.operator or _configured(services, plan, operator_ids)
     counts = services.archive.counts()
     report.chunks_created = counts["chunks"] - chunks_before
     report.chunks_pending = counts["chunks_pending_vectors"]
@@ -191,7 +260,7 @@ def _record_imports(services: Services, chats: set[tuple[str, str]], imported_by
     if not chats:
         return
     now = db_time(services.clock.now())
-    with services.db.session() as session:
+    with services.db.session(write=True) as session:
         session.connection().exec_driver_sql(
             "INSERT OR IGNORE INTO chat_imports (surface, chat_id, imported_by, imported_at) "
             "VALUES (?, ?, ?, ?)",
@@ -199,12 +268,22 @@ def _record_imports(services: Services, chats: set[tuple[str, str]], imported_by
         )
 
 
+def _configured(services: Services, plan: ImportPlan, operator_ids: set[str]) -> str | None:
+    """How the operator is known when the exports did not say (settings, an earlier import)."""
+    if not any(parser is telegram for _, parser in plan.exports):
+        return ""  # ChatGPT: the one who asked is the operator; nothing to say
+    return (
+        f"Telegram user {', '.join(sorted(operator_ids))} (already known)" if operator_ids else None
+    )
+
+
 def import_paths(
     services: Services,
     paths: Iterable[Path | str],
     fmt: str = "auto",
     on_progress: Callable[[int], None] | None = None,
+    me: str | None = None,
     imported_by: str = "operator",
 ) -> ImportReport:
     """Prepare and run an import in one call."""
-    return run(services, prepare(paths, fmt), on_progress, imported_by)
+    return run(services, prepare(paths, fmt, me), on_progress, imported_by)

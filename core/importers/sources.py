@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from core.errors import ImportFormatError
+from core.importers.limits import too_deep_in_text
 
 FORMATS = ("telegram", "chatgpt")
 # The file each exporter writes, in the order a directory or a zip archive is searched.
@@ -28,7 +29,7 @@ class ExportFile:
 class Skipped:
     """A record of an export that is deliberately not archived, and why."""
 
-    reason: Literal["service", "empty", "branch"]
+    reason: Literal["service", "empty", "branch", "too_long"]
 
 
 def problem(source: str, position: str, message: str) -> ImportFormatError:
@@ -62,6 +63,8 @@ def decode_json(raw: bytes, name: str) -> Any:
         raise ImportFormatError(
             f"{name}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:  # json's decoder recurses once per level: a nesting bomb
+        raise too_deep_in_text(text, name) from None
 
 
 def detect_format(data: Any, name: str) -> str:
@@ -83,7 +86,8 @@ def _from_zip(path: Path) -> ExportFile:
             if wanted in members:
                 member = members[wanted]
                 return ExportFile(
-                    f"{path.name}/{member}", decode_json(archive.read(member), member)
+                    f"{path.name}/{member}",
+                    decode_json(archive.read(member), f"{path.name}/{member}"),
                 )
     raise ImportFormatError(f"{path.name}: the zip archive holds no {' or '.join(KNOWN_NAMES)}")
 

@@ -119,6 +119,58 @@ def _user_id(from_id: Any) -> str | None:
     return rest if rest != raw and rest.isdigit() else raw
 
 
+def owner_ids(data: dict) -> set[str]:
+    """The export owner's Telegram id as the export tells it: `personal_information` in a full
+    export; else the one other speaker of a personal chat (its id is the peer's) or of Saved
+    Messages. Empty when the export does not say (a single group chat)."""
+    info = data.get("personal_information")
+    if isinstance(info, dict) and info.get("user_id") is not None:
+        return {str(info["user_id"])}
+    found: set[str] = set()
+    for _position, chat in chats(data, "export"):
+        messages = chat.get("messages") if isinstance(chat.get("messages"), list) else []
+        speakers = {_user_id(m.get("from_id")) for m in messages if isinstance(m, dict)} - {None}
+        if chat.get("type") == "saved_messages" and len(speakers) == 1:
+            found |= speakers
+        elif chat.get("type") == "personal_chat" and str(chat.get("id")) in speakers:
+            others = speakers - {str(chat.get("id"))}
+            found |= others if len(others) == 1 else set()
+    return found if len(found) == 1 else set()  # two "owners" means the guess is wrong
+
+
+def ids_named(data: dict, name: str) -> dict[str, str]:
+    """The Telegram ids of the senders called `name` (full name, else first name; case and
+    accents aside), with the name each goes by."""
+    from core.recall.lexical import fold
+
+    wanted = " ".join(fold(name).split())
+    full: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for _position, chat in chats(data, "export"):
+        for m in chat.get("messages") or []:
+            if not isinstance(m, dict) or not m.get("from") or m.get("from_id") is None:
+                continue
+            sender = " ".join(fold(str(m["from"])).split())
+            user_id = _user_id(m["from_id"])
+            if sender == wanted:
+                full[user_id] = str(m["from"])
+            elif sender and sender.split()[0] == wanted:
+                first[user_id] = str(m["from"])
+    return full or (first if len(first) == 1 else {})
+
+
+def senders(data: dict, limit: int = 12) -> list[str]:
+    """Some of the export's sender names (for an error message that helps)."""
+    names: dict[str, None] = {}
+    for _position, chat in chats(data, "export"):
+        for m in chat.get("messages") or []:
+            if isinstance(m, dict) and m.get("from"):
+                names.setdefault(str(m["from"]))
+                if len(names) >= limit:
+                    return list(names)
+    return list(names)
+
+
 def _capture(message: dict, chat: dict, source: str, position: str) -> CaptureIn | Skipped:
     message_id = required(message, "id", source, position)
     sent_at = parse_date(message, source, position)

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from core.archive import speakers
 from core.errors import EloraError
-from core.learning.consent import blocked_by_rule, never_store_patterns, read_consent
+from core.learning.consent import LEARNABLE, Consent, ConsentRefused, blocked_by_rule
+from core.learning.engine import LearningReport, contact_name, message
 from core.learning.heuristics import heuristic_candidates
 from core.storage.db import db_time
 
@@ -24,10 +26,11 @@ BATCH = 20
 
 
 def _pending(services: Services, chat_id: str | None, since: datetime | None, limit: int):
+    # A message under a consent instruction is never material: not even counted as pending.
     sql = (
-        "SELECT c.id, c.text, c.sent_at, c.sender FROM captures c "
-        "LEFT JOIN learned_captures l ON l.capture_id = c.id "
-        "WHERE l.capture_id IS NULL AND c.role = 'user' AND length(c.text) >= 8"
+        "SELECT c.id, c.text, c.sent_at, c.sender, c.is_operator, c.user_id, c.surface "
+        "FROM captures c LEFT JOIN learned_captures l ON l.capture_id = c.id "
+        f"WHERE l.capture_id IS NULL AND c.role = 'user' AND length(c.text) >= 8 AND c.{LEARNABLE}"
     )
     params: list[Any] = []
     if chat_id is not None:
@@ -42,8 +45,17 @@ def _pending(services: Services, chat_id: str | None, since: datetime | None, li
         return session.connection().exec_driver_sql(sql, tuple(params)).all()
 
 
+def _message(row, operator_ids: set[str]) -> dict[str, Any]:
+    capture_id, text, sent_at, sender, is_operator, user_id, surface = row
+    operator = None if is_operator is None else bool(is_operator)
+    if operator is None and surface == "telegram":
+        operator = speakers.is_operator_speaker(operator_ids, user_id)
+    return message(capture_id, "user", text, speaker=sender, operator=operator,
+                   date=str(sent_at)[:10])  # fmt: skip
+
+
 def count_pending(services: Services, chat_id: str | None, since: datetime | None) -> int:
-    """How many archived operator messages have not been learned from yet."""
+    """How many archived messages may still be learned from."""
     return len(_pending(services, chat_id, since, 10_000_000))
 
 
@@ -63,25 +75,23 @@ async def learn_archive(
     on_progress: Callable[[int], None] | None = None,
     operator_only: bool = True,
 ) -> dict[str, Any]:
-    """Extract candidates from every not-yet-learned operator message; return counts."""
+    """Extract candidates from every not-yet-learned message; return counts. What someone
+    other than the operator said is learned as being about them, by name."""
     learner = services.learner
     mode = learner.extractor()
-    patterns = never_store_patterns(services)
+    consent = Consent(services)
+    speakers.refresh(services)  # the operator may have become known since the import
+    operator_ids = speakers.known_operator_ids(services)
     seen = proposals = failures = blocked = 0
     while True:
         rows = _pending(services, chat_id, since, BATCH)
         if not rows:
             break
-        # "Don't remember this" silences its message here as in a live exchange.
-        messages = [
-            {"capture_id": r[0], "role": "user", "text": r[1], "date": str(r[2])[:10]}
-            for r in rows
-            if not read_consent(r[1]).suppress_turn
-        ]
+        # Consent holds here as in a live exchange (never-store rules reach old messages too).
+        messages = [_message(r, operator_ids) for r in rows if consent.allows(r[1])]
+        blocked += len(rows) - len(messages)
         candidates = []
         if mode == "model" and messages:
-            from core.learning.engine import LearningReport
-
             report = LearningReport(extractor="model")
             candidates = await learner._extract(messages, report)
             if report.failure is not None:
@@ -92,14 +102,16 @@ async def learn_archive(
                 break
         elif mode == "heuristic":
             for m in messages:
-                candidates.extend(heuristic_candidates(m["text"], m["capture_id"]))
+                candidates.extend(heuristic_candidates(m["text"], m["capture_id"], contact_name(m)))
         for candidate in candidates:
-            if blocked_by_rule(candidate.text, patterns):
+            if blocked_by_rule(candidate.text, consent.patterns):
                 blocked += 1
                 continue
             try:
                 await learner.submit(candidate, origin="learn")
                 proposals += 1
+            except ConsentRefused:  # a forgotten text (tombstone)
+                blocked += 1
             except EloraError as exc:
                 failures += 1
                 if on_progress is None:

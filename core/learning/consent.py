@@ -1,10 +1,19 @@
-"""Consent: "don't remember this" silences a turn; "never store X" becomes a standing rule."""
+"""Consent: "don't remember this" silences a turn; "never store X" becomes a standing rule.
+
+Consent is final: a message under a consent instruction is material for no job. Each capture
+records at capture time why it is withheld (`captures.consent`: the instruction it carries, or
+`forgotten` once a forgotten entry came from it); standing never-store rules reach every message,
+old or new. Every reader of captures (extraction, `elora learn`, reflexion) and of entries drawn
+from them (promotion, the Markdown mirror) goes through `Consent` below.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.errors import InvalidInput
 from core.recall.lexical import fold, terms
@@ -57,6 +66,74 @@ def read_consent(text: str) -> ConsentVerdict:
     return ConsentVerdict(suppress_turn=bool(_DONT_REMEMBER.search(folded)))
 
 
+# Values of captures.consent. The first two are the operator's instructions; FORGOTTEN marks
+# the messages a forgotten entry was drawn from, so nothing learns the same thing from them again.
+DONT_REMEMBER, NEVER_STORE, FORGOTTEN = "dont_remember", "never_store", "forgotten"
+INSTRUCTIONS = (DONT_REMEMBER, NEVER_STORE)
+# The condition a reader of `captures` adds to its SQL: only messages it may learn from.
+LEARNABLE = "consent IS NULL"
+
+
+def consent_of(text: str) -> str | None:
+    """The consent flag a message carries from its own words (None: it may be learned from)."""
+    verdict = read_consent(text or "")
+    if verdict.never_store:
+        return NEVER_STORE
+    return DONT_REMEMBER if verdict.suppress_turn else None
+
+
+_POLITE = {"stp", "svp", "merci", "please", "thanks", "thank", "ok", "okay", "plait", "hein"}
+
+
+def is_bare_instruction(text: str) -> bool:
+    """Whether a message is only "don't remember this" (so "this" is the message before it)."""
+    folded = fold(text).replace("’", "'")
+    if not _DONT_REMEMBER.search(folded) or _NEVER_STORE.search(folded):
+        return False
+    rest = _DONT_REMEMBER.sub(" ", folded)
+    return len([t for t in terms(rest) if t not in _POLITE]) <= 1
+
+
+def withhold_previous(services: Services, capture_id: str, minutes: int = 30) -> int:
+    """A bare "don't remember this" withholds the same speaker's previous message in the chat
+    (sent in the last `minutes`) and withdraws the open proposals drawn from it alone; return
+    how many proposals were withdrawn."""
+    found = services.db.rows(
+        "SELECT surface, chat_id, user_id, sent_at, rowid FROM captures WHERE id = ?",
+        (capture_id,),
+    )
+    if not found:
+        return 0
+    surface, chat, user, sent, rowid = found[0]
+    previous = services.db.rows(
+        "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
+        "AND user_id IS ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
+        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+        (surface, chat, user, sent, sent, rowid),
+    )
+    if not previous or _minutes_between(previous[0][1], sent) > minutes:
+        return 0
+    target = previous[0][0]
+    services.db.execute(
+        "UPDATE captures SET consent = ? WHERE id = ? AND consent IS NULL", (DONT_REMEMBER, target)
+    )
+    return services.db.execute(
+        "DELETE FROM proposals WHERE status IN ('pending', 'recommended') "
+        "AND json_array_length(source_capture_ids) = 1 "
+        "AND json_extract(source_capture_ids, '$[0]') = ?",
+        (target,),
+    )
+
+
+def _minutes_between(earlier, later) -> float:
+    from datetime import datetime
+
+    def parse(value):
+        return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+    return (parse(later) - parse(earlier)).total_seconds() / 60
+
+
 def add_never_store_rule(services: Services, subject: str, capture_id: str | None = None):
     """Record the standing rule as a procedural constraint (an explicit command is an approval)."""
     from core.memory.api import remember
@@ -81,12 +158,14 @@ _LIST = re.compile(r",|;|\b(?:and|or|et|ou|nor|ni)\b")
 
 def never_store_patterns(services: Services) -> list[list[str]]:
     """The folded terms of every active never-store rule; "my health or my bank" is two."""
-    rules = services.memory.list(tier="procedural", status="active", limit=500)
-    subjects = [
-        r.attributes.get("pattern", "")
-        for r in rules
-        if (r.attributes or {}).get("consent") == "never_store"
-    ]
+    # Only the rules' attributes, prefiltered in SQL: loading every active procedural entry
+    # as an object cost tens of milliseconds per exchange on a large memory (and stopped at 500).
+    rows = services.db.rows(
+        "SELECT attributes FROM memory_entries WHERE tier = 'procedural' AND status = 'active' "
+        "AND attributes LIKE '%never_store%'"
+    )
+    attributes = [json.loads(a) if isinstance(a, str) else (a or {}) for (a,) in rows]
+    subjects = [a.get("pattern", "") for a in attributes if a.get("consent") == "never_store"]
     return [t for s in subjects for part in _LIST.split(fold(s)) if (t := terms(part))]
 
 
@@ -95,3 +174,70 @@ def blocked_by_rule(text: str, patterns: list[list[str]]) -> bool:
     words = set(terms(text))
     folded = fold(text)
     return any(pattern and all(p in words or p in folded for p in pattern) for pattern in patterns)
+
+
+def is_never_store_rule(entry) -> bool:
+    """Whether an entry is a standing never-store rule itself (the operator's own command)."""
+    return (entry.attributes or {}).get("consent") == NEVER_STORE
+
+
+class Consent:
+    """What the operator's consent lets a job read, built once per run (rules are read once)."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.patterns = never_store_patterns(services)
+
+    def allows(self, text: str, flag: str | None = None, rules: bool = True) -> bool:
+        """Whether a message (its text and its capture-time flag) may be learned from; `rules`
+        False leaves the standing never-store rules aside (the operator's explicit save)."""
+        if flag is not None or consent_of(text) is not None:
+            return False
+        return not (rules and blocked_by_rule(text, self.patterns))
+
+    def withheld(
+        self, capture_ids: Iterable[str], instructions_only: bool = False, rules: bool = True
+    ) -> set[str]:
+        """The captures among these that no job may draw on (missing ones are not withheld).
+
+        `instructions_only` leaves out messages withheld only because a forgotten entry came
+        from them: they still back the other entries drawn from them."""
+        ids = list(dict.fromkeys(capture_ids))
+        if not ids:
+            return set()
+        rows: list[Any] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows += self.services.db.rows(
+                f"SELECT id, text, consent FROM captures WHERE id IN ({','.join('?' * len(part))})",
+                tuple(part),
+            )
+        return {
+            capture_id
+            for capture_id, text, flag in rows
+            if not self.allows(
+                text, None if instructions_only and flag == FORGOTTEN else flag, rules
+            )
+        }
+
+    def withheld_entries(self, entries: Iterable[Any]) -> set[str]:
+        """The uuids of entries resting on withheld material: the text touches a never-store
+        subject, or every message it was drawn from is under a consent instruction (the
+        operator's own never-store rules excepted)."""
+        entries = [e for e in entries if not is_never_store_rule(e)]
+        sources = {e.uuid: _capture_ids(e) for e in entries}
+        withheld = self.withheld(
+            [c for ids in sources.values() for c in ids], instructions_only=True
+        )
+        return {
+            e.uuid
+            for e in entries
+            if blocked_by_rule(e.canonical_text, self.patterns)
+            or (sources[e.uuid] and set(sources[e.uuid]) <= withheld)
+        }
+
+
+def _capture_ids(entry) -> list[str]:
+    return [
+        s["capture_id"] for s in entry.sources or [] if isinstance(s, dict) and s.get("capture_id")
+    ]

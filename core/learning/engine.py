@@ -16,18 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from core.archive.speakers import speaker_label
 from core.errors import EloraError
 from core.learning import admission
+from core.learning.attribution import about_speaker, mentions
 from core.learning.candidates import Candidate, ExtractionOutput
 from core.learning.consent import (
+    Consent,
     ConsentRefused,
     add_never_store_rule,
     blocked_by_rule,
+    is_bare_instruction,
     never_store_patterns,
     read_consent,
+    withhold_previous,
 )
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
+from core.offload import run_blocking
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -46,6 +52,7 @@ class LearningReport:
     approved: list[str] = field(default_factory=list)
     blocked: int = 0
     suppressed: bool = False
+    withdrawn: int = 0  # open proposals withdrawn by a bare "don't remember this"
     rule: str | None = None
     failure: str | None = None
 
@@ -71,23 +78,29 @@ class Learner:
         return choice
 
     async def after_exchange(
-        self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False
-    ) -> LearningReport:
-        """Learn from one operator message (and the reply it got)."""
+        self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False,
+        speaker: str | None = None, operator: bool = True,
+    ) -> LearningReport:  # fmt: skip
+        """Learn from one message (and the reply it got); what someone other than the operator
+        says is learned as being about them, by name."""
         report = LearningReport(extractor=self.extractor())
         if private or report.extractor == "off":
             report.extractor = "off" if not private else "private"
             return report
         consent = read_consent(text)
-        if consent.never_store:
-            rule = add_never_store_rule(self.services, consent.never_store, capture_id)
+        if consent.never_store and operator:
+            rule = await run_blocking(
+                add_never_store_rule, self.services, consent.never_store, capture_id
+            )
             report.rule = rule.memory_id
         if consent.suppress_turn:
             report.suppressed = True
+            if capture_id and is_bare_instruction(text):
+                report.withdrawn = withhold_previous(self.services, capture_id)
             return report
-        messages = [{"capture_id": capture_id, "role": "user", "text": text}]
+        messages = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
         if reply:
-            messages.append({"capture_id": None, "role": "assistant", "text": reply})
+            messages.append(message(None, "assistant", reply))
         candidates = await self._extract(messages, report)
         await self._file(candidates, report)
         return report
@@ -100,7 +113,7 @@ class Learner:
             c
             for m in messages
             if m["role"] == "user"
-            for c in heuristic_candidates(m["text"], m["capture_id"])
+            for c in heuristic_candidates(m["text"], m["capture_id"], contact_name(m))
         ]
         if report.extractor != "model":
             return explicit
@@ -111,7 +124,7 @@ class Learner:
             raw = await self.services.llm.complete_text(
                 "LITE", [{"role": "user", "content": prompt}]
             )
-            found = _parse_extraction(raw, messages)
+            found = attribute(_parse_extraction(raw, messages), messages)
         except (EloraError, ValueError, ValidationError) as exc:
             report.failure = f"extraction failed: {str(exc)[:300]}"
             log.warning("candidate extraction failed: %s", exc)
@@ -121,13 +134,19 @@ class Learner:
         return operator + [c for c in found if c.text.lower() not in texts]
 
     async def _file(self, candidates: list[Candidate], report: LearningReport) -> None:
-        patterns = never_store_patterns(self.services)
+        if not candidates:
+            return
+        patterns = await run_blocking(never_store_patterns, self.services)
         report.candidates += len(candidates)
         for candidate in candidates:
             if blocked_by_rule(candidate.text, patterns):
                 report.blocked += 1
                 continue
-            proposal = await self.submit(candidate)
+            try:
+                proposal = await self.submit(candidate)
+            except ConsentRefused:  # forgotten, or drawn from a withheld message
+                report.blocked += 1
+                continue
             report.proposals.append(proposal.id)
             if proposal.status == "approved":
                 report.approved.append(proposal.memory_id)
@@ -144,18 +163,25 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        if candidate.authority != "operator" and blocked_by_rule(
-            candidate.text, never_store_patterns(services)
-        ):
-            # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
-            # the operator's standing rule holds even where no caller checked it first.
+        consent = await run_blocking(Consent, services)
+        operator = candidate.authority == "operator"
+        # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
+        # consent holds even where no caller checked it first.
+        if not operator and blocked_by_rule(candidate.text, consent.patterns):
             raise ConsentRefused("the operator asked never to store this subject (consent rule)")
-        captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
-        verdict = admission.score(services, candidate, captured_at, exclude_uuids)
+        if await run_blocking(consent.withheld, candidate.source_capture_ids, rules=not operator):
+            raise ConsentRefused("drawn from a message the operator withheld from learning")
+        captured_at = captured_at or await run_blocking(
+            self._captured_at, candidate.source_capture_ids
+        )
+        verdict = await run_blocking(
+            admission.score, services, candidate, captured_at, exclude_uuids
+        )
         relation = None
         conflict_uuid = None
         if verdict.nearest_uuid and verdict.nearest_similarity >= RELATED:
-            old = services.memory.by_uuids([verdict.nearest_uuid]).get(verdict.nearest_uuid)
+            found = await run_blocking(services.memory.by_uuids, [verdict.nearest_uuid])
+            old = found.get(verdict.nearest_uuid)
             if old is not None:
                 model = services.llm if self.extractor() == "model" else None
                 relation, how = await classify_relation(
@@ -167,7 +193,8 @@ class Learner:
         status = verdict.status
         if relation == "contradict" and status == "recommended":
             status = "pending"  # contradictions always wait for the operator
-        proposal = services.proposals.create(
+        proposal = await run_blocking(
+            services.proposals.create,
             text=candidate.text,
             kind=candidate.kind,
             tier=candidate.tier,
@@ -183,11 +210,10 @@ class Learner:
             conflict_uuid=conflict_uuid,
             conflict_relation=relation if conflict_uuid else None,
         )
-        operator = candidate.authority == "operator"
         auto = self.settings.learning_policy == "auto" and status == "recommended"
         if operator or auto:
-            approve(services, proposal.id)
-            return services.proposals.get(proposal.id)
+            await run_blocking(approve, services, proposal.id)
+            return await run_blocking(services.proposals.get, proposal.id)
         return proposal
 
     def _captured_at(self, capture_ids: list[str]) -> datetime | None:
@@ -206,6 +232,39 @@ class Learner:
         if not row or row[0] is None:
             return None
         return datetime.fromisoformat(str(row[0]))
+
+
+def message(
+    capture_id: str | None, role: str, text: str, *, speaker: str | None = None,
+    operator: bool | None = True, date: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """One message as extraction reads it: who said it, and whether that was the operator."""
+    return {
+        "capture_id": capture_id,
+        "role": role,
+        "text": text,
+        "date": date,
+        "speaker": speaker_label(speaker),
+        "operator": operator if role == "user" else False,
+    }
+
+
+def contact_name(m: dict[str, Any]) -> str | None:
+    """The name to attribute a user message to, or None when it is the operator's."""
+    if m["role"] != "user" or m.get("operator") is True:
+        return None
+    return m.get("speaker")
+
+
+def attribute(candidates: list[Candidate], messages: list[dict[str, Any]]) -> list[Candidate]:
+    """Name the speaker in a candidate drawn only from one contact's messages (the model may
+    have kept their "I")."""
+    by_capture = {m["capture_id"]: m for m in messages if m["capture_id"]}
+    for c in candidates:
+        names = {contact_name(by_capture[i]) for i in c.source_capture_ids if i in by_capture}
+        if len(names) == 1 and (name := names.pop()) and not mentions(c.text, name):
+            c.text = about_speaker(c.text, name)
+    return candidates
 
 
 def _parse_extraction(raw: str, messages: list[dict[str, Any]]) -> list[Candidate]:

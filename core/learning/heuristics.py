@@ -147,8 +147,23 @@ def _clean(text: str) -> str:
     return text[0].upper() + text[1:] if text else text
 
 
-def heuristic_candidates(text: str, capture_id: str | None = None) -> list[Candidate]:
-    """Candidates found in one operator message (at most one per message)."""
+def heuristic_candidates(
+    text: str, capture_id: str | None = None, speaker: str | None = None
+) -> list[Candidate]:
+    """Candidates found in one message (at most one); `speaker` names who said it when it was
+    not the operator: the statement is then about them, and never an order to Elora."""
+    found = _candidates(text, capture_id)
+    if speaker:
+        from core.learning.attribution import about_speaker
+
+        for c in found:
+            c.text = about_speaker(c.text, speaker)
+            if c.authority == "operator":  # "remember that…" said to someone else, not to Elora
+                c.authority, c.confidence, c.reason = "heuristic", 0.7, f"said by {speaker}"
+    return found
+
+
+def _candidates(text: str, capture_id: str | None) -> list[Candidate]:
     raw = " ".join(text.split())
     if len(raw) < 8 or len(raw) > 1000:
         return []

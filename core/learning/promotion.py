@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.learning.candidates import Candidate
-from core.learning.consent import ConsentRefused
+from core.learning.consent import Consent, ConsentRefused
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -34,7 +34,9 @@ def _already_proposed(services: Services, key: str) -> bool:
     return rows is not None
 
 
-def _active(services: Services, tier: str) -> list[MemoryEntry]:
+def _active(services: Services, tier: str) -> tuple[list[MemoryEntry], int]:
+    """Active entries of a tier, except those consent withholds (never material for a job),
+    and how many were withheld."""
     with services.db.session() as session:
         rows = list(
             session.exec(
@@ -43,7 +45,8 @@ def _active(services: Services, tier: str) -> list[MemoryEntry]:
         )
         for r in rows:
             session.expunge(r)
-    return rows
+    withheld = Consent(services).withheld_entries(rows)
+    return [r for r in rows if r.uuid not in withheld], len(withheld)
 
 
 def _clusters(services: Services, entries: list[MemoryEntry]) -> list[list[MemoryEntry]]:
@@ -82,7 +85,9 @@ async def promote(services: Services) -> dict[str, Any]:
     """Run both promotion paths; return how many proposals each produced."""
     learner = services.learner
     to_semantic = to_procedural = blocked = 0
-    for group in _clusters(services, _active(services, "episodic")):
+    episodic, withheld_episodes = _active(services, "episodic")
+    semantic, withheld_facts = _active(services, "semantic")
+    for group in _clusters(services, episodic):
         key = "episodic:" + ",".join(sorted(e.memory_id for e in group))
         if _already_proposed(services, key):
             continue
@@ -102,7 +107,7 @@ async def promote(services: Services) -> dict[str, Any]:
             to_semantic += 1
         else:
             blocked += 1
-    for entry in _active(services, "semantic"):
+    for entry in semantic:
         if entry.observations < OBSERVATIONS or entry.confidence < CONFIDENCE:
             continue
         key = f"semantic:{entry.memory_id}"
@@ -126,6 +131,7 @@ async def promote(services: Services) -> dict[str, Any]:
         "episodic_to_semantic": to_semantic,
         "semantic_to_procedural": to_procedural,
         "blocked_by_consent": blocked,
+        "withheld_by_consent": withheld_episodes + withheld_facts,
     }
 
 

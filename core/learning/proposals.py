@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
 from core.ids import new_id
+from core.memory.tombstones import refuse_if_buried
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
+
+
+# How long a claim (a decision being written) holds: a decision takes well under a second, so
+# an older claim belongs to a process that died between the claim and the decision.
+CLAIM_LEASE = timedelta(minutes=2)
+
+
+def being_decided(proposal: Proposal, now: datetime) -> bool:
+    """Whether a surface is writing a decision on this open proposal right now (a claim past
+    its lease no longer counts: the proposal is plainly open again)."""
+    return proposal.claimed_at is not None and proposal.claimed_at >= now - CLAIM_LEASE
 
 
 class ProposalStore:
@@ -38,7 +51,10 @@ class ProposalStore:
         conflict_uuid: str | None = None,
         conflict_relation: str | None = None,
     ) -> Proposal:
-        """Store a new proposal and return it."""
+        """Store a new proposal and return it; a forgotten text is refused (Forgotten)."""
+        # The one place proposals are born: extraction, `elora learn`, jobs, model tools and
+        # mirror imports all pass here, so none of them brings a forgotten text back.
+        refuse_if_buried(self.services, text)
         proposal = Proposal(
             id=new_id(),
             status=status,

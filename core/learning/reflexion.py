@@ -1,6 +1,11 @@
-"""Reflexion (daily): read every captured operator turn of a day — no slicing cap — detect
-corrections (French, English, Italian lexicon, plus 👎 feedback), count violations of existing
-procedural rules as recurrences, and propose new lessons for the rest."""
+"""Reflexion (daily): read every captured turn of a day — no slicing cap — detect corrections
+of the assistant, count violations of existing procedural rules as recurrences, and propose
+new lessons for the rest.
+
+A correction is a user message that answers one of Elora's replies and disagrees with it
+(French, English and Italian lexicon), or a turn whose reply got 👎. A message that merely
+contains "pas ça" is not one, and a consent instruction ("ne retiens pas ça : …") never is:
+consent-withheld messages are not read at all (core.learning.consent)."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from core.learning.candidates import Candidate
-from core.learning.consent import ConsentRefused
+from core.learning.consent import LEARNABLE, Consent, ConsentRefused, consent_of
 from core.recall.lexical import fold, terms
 from core.storage.db import db_time
 
@@ -39,23 +44,37 @@ _CORRECTION = re.compile(
 
 
 def is_correction(text: str) -> bool:
-    """Whether an operator turn corrects the assistant."""
+    """Whether a turn's words disagree with what it answers (a consent instruction never does)."""
+    if consent_of(text) is not None:
+        return False
     return bool(_CORRECTION.search(fold(text).replace("’", "'")))
 
 
 def _turns(services: Services, start: datetime, end: datetime):
-    """Every operator turn of the period, batch after batch (no cap)."""
+    """Every user turn of the period that consent lets a job read, batch after batch (no cap)."""
     offset = 0
     while True:
         rows = services.db.rows(
-            "SELECT id, text, chat_id, sent_at FROM captures WHERE role = 'user' "
-            "AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
+            "SELECT id, text, chat_id, sent_at, surface, rowid FROM captures WHERE role = 'user' "
+            f"AND {LEARNABLE} AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
             (db_time(start), db_time(end), BATCH, offset),
         )
         if not rows:
             return
         yield from rows
         offset += len(rows)
+
+
+def _answers_the_assistant(services: Services, surface: str, chat: str, sent, rowid: int) -> bool:
+    """Whether the message before this one in its chat is a reply of Elora's (not of an
+    imported assistant such as ChatGPT)."""
+    rows = services.db.rows(
+        "SELECT role, json_extract(provenance, '$.import') FROM captures "
+        "WHERE surface = ? AND chat_id = ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
+        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+        (surface, chat, sent, sent, rowid),
+    )
+    return bool(rows) and rows[0][0] == "assistant" and rows[0][1] is None
 
 
 def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
@@ -97,14 +116,21 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
     start = datetime(day.year, day.month, day.day)
     end = start + timedelta(days=1)
     rules = services.memory.list(tier="procedural", status="active", limit=1000)
-    read = corrections = blocked = 0
+    consent = Consent(services)
+    read = corrections = blocked = withheld = 0
     violations: dict[str, list[str]] = {}
     lessons = []
     flagged = set(_negative_feedback(services, start, end))
     reflected = _reflected(services)
-    for capture_id, text, _chat, _sent in _turns(services, start, end):
+    for capture_id, text, chat, sent, surface, rowid in _turns(services, start, end):
+        if not consent.allows(text):  # a never-store subject, or an unflagged instruction
+            withheld += 1
+            continue
         read += 1
-        if not (is_correction(text) or capture_id in flagged):
+        corrects = is_correction(text) and _answers_the_assistant(
+            services, surface, chat, sent, rowid
+        )
+        if not (corrects or capture_id in flagged):
             continue
         corrections += 1
         rule = _violated_rule(text, rules)
@@ -146,4 +172,5 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
         "rule_violations": {memory_id: len(c) for memory_id, c in violations.items()},
         "lessons_proposed": len(lessons),
         "blocked_by_consent": blocked,
+        "withheld_by_consent": withheld,
     }

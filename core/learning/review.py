@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
+from core.learning.proposals import CLAIM_LEASE, being_decided
+from core.memory.api import confirm_entry, save_or_confirm
+from core.memory.tombstones import Forgotten, refuse_if_buried
+from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -35,6 +39,7 @@ def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Pr
         row = session.get(Proposal, proposal.rowid)
         row.status = status
         row.decided_at = services.clock.now()
+        row.claimed_at = None
         for key, value in fields.items():
             setattr(row, key, value)
         session.add(row)
@@ -51,11 +56,13 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
     if edit is not None and not edit.strip():
         raise InvalidInput("the edited text is empty")
-    _claim(services, proposal)  # the bot and the cockpit may approve the same one at once
+    if edit is None:  # filed before its text was forgotten; an edit is the operator's own words
+        refuse_if_buried(services, proposal.text)
+    claim = _claim(services, proposal)  # the bot and the cockpit may approve it at once
     try:
         entry = _apply(services, proposal, edit)
     except BaseException:
-        _release(services, proposal)
+        _release(services, proposal, claim)
         raise
     note = "edited" if edit is not None else proposal.decision_note
     _decide(services, proposal, "approved", memory_id=entry.memory_id, decision_note=note,
@@ -64,21 +71,29 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
     return entry
 
 
-def _claim(services: Services, proposal: Proposal) -> None:
-    """Atomically move an open proposal to "approving"; refuse if someone decided first."""
+def _claim(services: Services, proposal: Proposal) -> str:
+    """Atomically claim an open proposal for a decision; refuse if someone decided first or is
+    deciding now. The status stays open meanwhile, so counts and lists never show it decided
+    before it is; a claim past CLAIM_LEASE (its holder died) no longer holds."""
+    now = services.clock.now()
+    claim = db_time(now)
     claimed = services.db.execute(
-        "UPDATE proposals SET status = 'approving' WHERE rowid = ? "
-        "AND status IN ('pending', 'recommended')",
-        (proposal.rowid,),
+        "UPDATE proposals SET claimed_at = ? WHERE rowid = ? "
+        "AND status IN ('pending', 'recommended') AND (claimed_at IS NULL OR claimed_at < ?)",
+        (claim, proposal.rowid, db_time(now - CLAIM_LEASE)),
     )
     if claimed != 1:
+        current = services.proposals.get(proposal.id)
+        if current is not None and current.status in OPEN:
+            raise InvalidInput(f"proposal {proposal.id[:8]} is being decided elsewhere right now")
         raise InvalidInput(f"proposal {proposal.id[:8]} was decided meanwhile")
+    return claim
 
 
-def _release(services: Services, proposal: Proposal) -> None:
+def _release(services: Services, proposal: Proposal, claim: str) -> None:
     services.db.execute(
-        "UPDATE proposals SET status = ? WHERE rowid = ? AND status = 'approving'",
-        (proposal.status, proposal.rowid),
+        "UPDATE proposals SET claimed_at = NULL WHERE rowid = ? AND claimed_at = ?",
+        (proposal.rowid, claim),
     )
 
 
@@ -90,7 +105,10 @@ def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEn
         return _confirm(services, old, proposal)
     if relation == "time_limit" and old is not None:
         return _limit(services, old, proposal)
-    entry = services.memory.save(canonicalise(services, proposal, edit))
+    kept = save_or_confirm(services, canonicalise(services, proposal, edit))
+    entry = kept.entry
+    if kept.confirmed:
+        return entry  # said again: the kept memory is confirmed, not copied
     if old is not None and relation in ("contradict", "supersede", "deprecate"):
         _relate(services, entry, old, relation)
     return entry
@@ -101,6 +119,7 @@ def reject(services: Services, proposal_id: str, note: str | None = None) -> Pro
     proposal = _require(services, proposal_id)
     if proposal.status not in OPEN:
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
+    _claim(services, proposal)  # not while an approval of it is being written
     return _decide(services, proposal, "rejected", decision_note=note or "rejected")
 
 
@@ -123,10 +142,19 @@ def restore(services: Services, proposal_id: str) -> Proposal:
 
 
 def approve_recommended(services: Services) -> list[MemoryEntry]:
-    """Approve every recommended proposal (bulk); return the entries written."""
-    return [
-        approve(services, p.id) for p in services.proposals.list(("recommended",), limit=10_000)
-    ]
+    """Approve every recommended proposal (bulk); return the entries written. One being
+    approved elsewhere right now is that surface's to finish; one filed before its text was
+    forgotten stays unapproved (the rest still go through)."""
+    now = services.clock.now()
+    entries = []
+    for p in services.proposals.list(("recommended",), limit=10_000):
+        if being_decided(p, now):
+            continue
+        try:
+            entries.append(approve(services, p.id))
+        except Forgotten:
+            log.info("proposal %s not approved: its text was forgotten", p.id)
+    return entries
 
 
 def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | None:
@@ -137,13 +165,7 @@ def _conflict_entry(services: Services, proposal: Proposal) -> MemoryEntry | Non
 
 def _confirm(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:
     """A duplicate confirms: one more observation, a little more confidence, fresher."""
-    entry = canonicalise(services, proposal)
-    data = old.model_dump(exclude={"rowid", "uuid", "created_at", "vector_state"})
-    data["observations"] = old.observations + 1
-    data["confidence"] = round(old.confidence + (1 - old.confidence) * 0.25, 4)
-    data["last_touched"] = services.clock.now()
-    data["sources"] = [*old.sources, *[s for s in entry.sources if s not in old.sources]]
-    return services.memory.save(data)
+    return confirm_entry(services, old, canonicalise(services, proposal).sources)
 
 
 def _limit(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEntry:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.ids import memory_uuid
 from core.memory.forget import ForgetReport, forget_entry
-from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, topics_from_text
+from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, text_key, topics_from_text
+from core.memory.tombstones import lift
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -15,7 +17,20 @@ if TYPE_CHECKING:
 OPERATOR_CONFIDENCE = 0.95
 
 
-def remember(
+@dataclass(frozen=True)
+class Remembered:
+    """What a save did: the entry kept, and whether it only confirmed one already kept."""
+
+    entry: MemoryEntry
+    confirmed: bool
+
+
+def remember(services: Services, text: str, **options: Any) -> MemoryEntry:
+    """An explicit save by the operator (see remember_or_confirm); returns the entry kept."""
+    return remember_or_confirm(services, text, **options).entry
+
+
+def remember_or_confirm(
     services: Services,
     text: str,
     *,
@@ -27,8 +42,10 @@ def remember(
     memory_id: str | None = None,
     sources: list[dict[str, Any]] | None = None,
     attributes: dict[str, Any] | None = None,
-) -> MemoryEntry:
-    """An explicit save by the operator: fills the strict schema with operator-authority defaults."""
+) -> Remembered:
+    """An explicit save by the operator: fills the strict schema with operator-authority
+    defaults; saying a kept memory again confirms it instead of adding a copy."""
+    lift(services, text)  # an explicit save is consent given again (core.memory.tombstones)
     now = services.clock.now()
     memory_id = memory_id or _free_slug(services, slug_for(kind, text))
     # A plain dict: save() validates it and turns a bad field into InvalidInput (one clear line).
@@ -48,7 +65,45 @@ def remember(
         sources=sources or [{"surface": "cli", "origin": "operator", "date": now.isoformat()}],
         attributes=attributes or {},
     )
-    return services.memory.save(entry)
+    return save_or_confirm(services, entry)
+
+
+def save_or_confirm(services: Services, entry: EntryIn | dict[str, Any]) -> Remembered:
+    """Save an entry, unless the same memory is kept already: the same text (up to case,
+    accents and punctuation), active, in the same scope and tier, under this memory_id or a new
+    one. Then it is confirmed instead. Every path that writes what the operator said (remember,
+    /remember, approving a proposal) goes through here, so none makes copies."""
+    data = entry.model_dump() if isinstance(entry, EntryIn) else entry
+    text, scope = str(data.get("canonical_text") or ""), str(data.get("scope") or "global")
+    tier = str(data.get("tier") or "")
+    existing = services.memory.get(str(data.get("memory_id") or ""))
+    if existing is None:
+        existing = services.memory.with_same_text(text, scope, tier)
+    same = (
+        existing is not None
+        and existing.status == "active"
+        and (existing.scope, existing.tier) == (scope, tier)
+        and text_key(existing.canonical_text) == text_key(text)
+    )
+    if not same:
+        return Remembered(services.memory.save(entry), False)
+    kept = confirm_entry(services, existing, data.get("sources") or [],
+                         importance=int(data.get("importance") or 1))  # fmt: skip
+    return Remembered(kept, True)
+
+
+def confirm_entry(
+    services: Services, entry: MemoryEntry, sources: list[dict[str, Any]], importance: int = 1
+) -> MemoryEntry:
+    """A memory said again: one more observation, a little more confidence, fresher, its new
+    sources added (and the higher importance, if this time it was given one)."""
+    data = entry.model_dump(exclude={"rowid", "uuid", "created_at", "vector_state"})
+    data["observations"] = entry.observations + 1
+    data["confidence"] = round(entry.confidence + (1 - entry.confidence) * 0.25, 4)
+    data["last_touched"] = services.clock.now()
+    data["sources"] = [*entry.sources, *(s for s in sources if s not in entry.sources)]
+    data["importance"] = max(entry.importance, importance)
+    return services.memory.save(data)
 
 
 def _free_slug(services: Services, base: str) -> str:

@@ -14,7 +14,7 @@ from sqlmodel import col, func, select
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
-from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn
+from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
 from core.recall.lexical import fts_query, normalise_bm25
 from core.storage.models import EntryLink, MemoryEntry
 
@@ -158,6 +158,33 @@ class MemoryStore:
             raise NotFound(f"no memory with id {memory_id!r} (see `elora memories`)")
         return row
 
+    def with_same_text(self, text_: str, scope: str, tier: str) -> MemoryEntry | None:
+        """The active entry of a scope and tier saying exactly this, up to case, accents and
+        punctuation (in another tier the same words are another memory: a rule and its fact)."""
+        key = text_key(text_)
+        if not key:
+            return None
+        # Every word must be there (FTS narrows the candidates); the keys decide.
+        words = sorted(set(key.split()), key=len, reverse=True)[:8]
+        sql = (
+            "SELECT e.uuid FROM entries_fts JOIN memory_entries e ON e.rowid = entries_fts.rowid "
+            "WHERE entries_fts MATCH :match AND e.scope = :scope AND e.tier = :tier "
+            "AND e.status = 'active' "
+            "ORDER BY e.created_at LIMIT 50"
+        )
+        match = " AND ".join(f'"{w}"' for w in words)
+        with self.db.session() as session:
+            uuids = [
+                r[0]
+                for r in session.exec(
+                    text(sql), params={"match": match, "scope": scope, "tier": tier}
+                )
+            ]
+        rows = self.by_uuids(uuids)
+        return next(
+            (rows[u] for u in uuids if u in rows and text_key(rows[u].canonical_text) == key), None
+        )
+
     def by_uuids(self, uuids: list[str]) -> dict[str, MemoryEntry]:
         """Entries by uuid."""
         if not uuids:
@@ -282,7 +309,7 @@ class MemoryStore:
         qvec = query_vector
         try:
             if qvec is None:
-                self.services.vectorspace.ensure_compatible()
+                self.services.vectorspace.ensure_readable()
                 qvec = self.services.embedder.embed_query(query)
             cosine = self._nearest(qvec, fetch, scopes, statuses, tiers)
         except EloraError as exc:

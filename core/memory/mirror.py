@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import InvalidInput
+from core.memory.tombstones import Forgotten
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ SECTIONS = (
     "evidence",
     "metadata",
 )
+# Entry texts stop at 4,000 characters: a larger file was not written by the mirror.
+MAX_ENTRY_FILE_BYTES = 1_000_000
 EDITABLE = ("canonical_text", "importance", "topics", "tier", "kind", "scope", "confidence")
 
 
@@ -95,7 +98,14 @@ def _entry_markdown(entry: MemoryEntry, links: list[dict[str, Any]]) -> str:
 
 
 def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
-    """Write README.md, index.md, manifest.json and one file per entry; read-only on the DB."""
+    """Write README.md, index.md, manifest.json and one file per entry; read-only on the DB.
+
+    An entry resting on material the operator withheld (a never-store subject, messages under
+    "don't remember") is not written: consent is final, on disk too."""
+    from core.learning.consent import Consent
+
+    consent = Consent(services)
+    withheld_count = 0
     directory = Path(directory)
     entries_dir = directory / "entries"
     entries_dir.mkdir(parents=True, exist_ok=True)
@@ -108,11 +118,15 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
         if not page:
             break
         offset += len(page)
+        withheld = consent.withheld_entries(page)
+        withheld_count += len(withheld)
         by_uuid.update({e.uuid: e.memory_id for e in page})
         links = services.memory.links_of([e.uuid for e in page])
         unknown = {u for x in links for u in (x.from_uuid, x.to_uuid)} - set(by_uuid)
         by_uuid.update({u: e.memory_id for u, e in services.memory.by_uuids(list(unknown)).items()})
         for entry in page:
+            if entry.uuid in withheld:
+                continue
             mine = [
                 {"relation": x.relation,
                  "other": by_uuid.get(x.to_uuid if x.from_uuid == entry.uuid else x.from_uuid, "?")}
@@ -137,7 +151,11 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False), "utf-8")
     (directory / "index.md").write_text("\n".join(index_lines) + "\n", encoding="utf-8")
     (directory / "README.md").write_text(_readme(len(manifest["entries"])), encoding="utf-8")
-    return {"directory": str(directory), "entries": len(manifest["entries"])}
+    return {
+        "directory": str(directory),
+        "entries": len(manifest["entries"]),
+        "withheld_by_consent": withheld_count,
+    }
 
 
 def _readme(count: int) -> str:
@@ -151,20 +169,43 @@ def _readme(count: int) -> str:
 
 
 def parse_entry_file(path: Path) -> dict[str, Any]:
-    """Front matter plus the canonical_text section of one mirror file."""
+    """Front matter plus the canonical_text section of one mirror file (InvalidInput if the
+    file is too large, not UTF-8 text, or its front matter is not a mapping of plain values)."""
     import yaml
 
-    match = FRONT.match(path.read_text(encoding="utf-8"))
+    size = path.stat().st_size
+    if size > MAX_ENTRY_FILE_BYTES:
+        raise InvalidInput(
+            f"{path}: {size:,} bytes, over the {MAX_ENTRY_FILE_BYTES:,}-byte limit of an entry file"
+        )
+    try:
+        content = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+    match = FRONT.match(content)
     if not match:
         raise InvalidInput(f"{path}: no YAML front matter")
     try:
         front = yaml.safe_load(match.group(1)) or {}
     except yaml.YAMLError as exc:
         raise InvalidInput(f"{path}: invalid front matter: {exc}") from None
+    except RecursionError:  # the YAML composer recurses once per nesting level
+        raise InvalidInput(f"{path}: front matter nested too deeply") from None
+    _check_front(path, front)
     body = match.group(2)
     section = re.search(r"## canonical_text\s*\n(.*?)(?=\n## |\Z)", body, re.S)
     front["canonical_text"] = section.group(1).strip() if section else ""
     return front
+
+
+def _check_front(path: Path, front: Any) -> None:
+    """The front matter's shape: a mapping, a text memory_id, a list of topics."""
+    if not isinstance(front, dict):
+        raise InvalidInput(f"{path}: front matter is not a mapping of fields")
+    if not isinstance(front.get("memory_id") or "", str):
+        raise InvalidInput(f"{path}: memory_id must be text")
+    if not isinstance(front.get("topics") or [], list):
+        raise InvalidInput(f"{path}: topics must be a list")
 
 
 def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
@@ -174,7 +215,7 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
     directory = Path(directory)
     if not (directory / "entries").is_dir():
         raise InvalidInput(f"{directory} is not an Elora mirror (no entries/ folder)")
-    proposals, unchanged, errors = [], 0, []
+    proposals, unchanged, errors, forgotten = [], 0, [], 0
     for path in sorted((directory / "entries").rglob("*.md")):
         try:
             data = parse_entry_file(path)
@@ -193,17 +234,30 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
                 tier=data.get("tier"),
                 scope=data.get("scope", "global"),
                 topics=data.get("topics") or [],
-                importance=int(data.get("importance", 2)),
-                confidence=float(data.get("confidence", 0.8)),
+                importance=data.get("importance", 2),
+                confidence=data.get("confidence", 0.8),
                 memory_id=memory_id,
                 authority="model",
                 reason="edited in the Markdown mirror",
             )
         except ValueError as exc:
-            errors.append(f"{path}: {exc}")
+            errors.append(f"{path}: {_one_line(exc)}")
             continue
-        proposals.append(_propose_edit(services, candidate, current))
-    return {"proposals": proposals, "unchanged": unchanged, "errors": errors}
+        try:
+            proposals.append(_propose_edit(services, candidate, current))
+        except Forgotten:  # a file of a forgotten entry (an old copy of the mirror)
+            forgotten += 1
+    return {"proposals": proposals, "unchanged": unchanged, "errors": errors,
+            "forgotten": forgotten}  # fmt: skip
+
+
+def _one_line(exc: ValueError) -> str:
+    """A validation error as one line: the first field at fault and why."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc']) or 'entry'}: {first['msg']}"
+    return str(exc).splitlines()[0]
 
 
 def _changed(entry: MemoryEntry, data: dict[str, Any]) -> bool:

@@ -45,6 +45,7 @@ KIND_TO_TIER: dict[str, str] = {
 # Default rerank weights: cosine (calibrated) x weight[importance].
 IMPORTANCE_WEIGHT: dict[int, float] = {1: 1.0, 2: 1.08, 3: 1.16, 4: 1.25, 5: 1.35}
 
+_WORDS = re.compile(r"[^\W_]+")
 _MEMORY_ID = re.compile(r"^[a-z0-9][a-z0-9._:-]{1,119}$")
 _SCOPE = re.compile(r"^(global|user:[\w.-]+|chat:[\w.-]+|project:[\w.-]+)$")
 
@@ -113,11 +114,38 @@ def topics_from_text(text: str, limit: int = 3) -> list[str]:
     return ranked or ["general"]
 
 
+# Negation words are stopwords for search but carry the meaning of an id: "n'aime pas la
+# coriandre" must never read (or collide) as "aime la coriandre". French "ne"/"n'" always comes
+# with one of these, so it is left out. They do not count towards the id's word budget.
+NEGATIONS = frozenset(
+    ("pas", "jamais", "plus", "aucun", "aucune", "rien", "personne", "ni", "sans",
+     "not", "never", "no", "nor", "none", "nothing", "nobody", "without", "cannot")
+)  # fmt: skip
+# English contractions: "don't" would otherwise split into the stopwords "don" and "t".
+_CONTRACTION = re.compile(r"\b(\w+?)n['’]t\b")
+_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # can't, won't, shan't
+
+
 def slug_for(kind: str, text: str, max_words: int = 3) -> str:
-    """A readable memory_id from a kind and a text, e.g. `pref.reply-short`."""
+    """A readable memory_id from a kind and a text, e.g. `pref.reply-short`; negations stay."""
     prefix = {"preference": "pref", "constraint": "rule", "decision": "decision"}.get(kind, kind)
-    words = [w for w in re.findall(r"[a-z0-9]+", _ascii(text.lower())) if w not in STOPWORDS]
-    return f"{prefix}.{'-'.join(words[:max_words]) or 'note'}"
+    plain = _CONTRACTION.sub(lambda m: f"{_CONTRACTED.get(m[1], m[1])} not", text.lower())
+    words, content = [], 0
+    for word in re.findall(r"[a-z0-9]+", _ascii(plain)):
+        if word in NEGATIONS:
+            if not words or words[-1] != word:
+                words.append(word)
+        elif word not in STOPWORDS:
+            if content == max_words:
+                break
+            words.append(word)
+            content += 1
+    return f"{prefix}.{'-'.join(words) or 'note'}"
+
+
+def text_key(text: str) -> str:
+    """A text as its words only (case, accents and punctuation folded): equal keys, same memory."""
+    return " ".join(_WORDS.findall(fold(text)))
 
 
 def _ascii(text: str) -> str:

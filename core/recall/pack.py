@@ -9,6 +9,7 @@ missing. `EvidencePack.to_json()` is the public contract printed by `elora conte
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
-from core.errors import EloraError
+from core.errors import EloraError, VectorStoreUnavailable
 from core.memory.tiers import judge
 from core.recall.classifier import Classification, classify
 from core.recall.events import date_event
@@ -189,6 +190,7 @@ class PackBuilder:
     def build(self) -> EvidencePack:
         """Run the layers the classification asks for and fill in advice."""
         need = self.classification.memory_need
+        self.started = time.monotonic()
         self._embed_query(need)
         self._l0()
         l1 = self._layer("L1", min(L1_MAX, int(self.total * 0.3)) if need != "none" else 0)
@@ -205,6 +207,9 @@ class PackBuilder:
         l3 = self._layer("L3", self._remaining() if deep else 0)
         if deep:
             archive_found += self._l3(l3)
+        failure = self.services.vectorspace.failure_since(self.started)
+        if failure and self.query_vector is not None:  # a search fell back to full text
+            self._degrade(failure)
         self._advise(need, entries_found, archive_found, best)
         return self.pack
 
@@ -212,14 +217,19 @@ class PackBuilder:
         if need in ("none", "L0-L1"):
             return
         try:
-            self.services.vectorspace.ensure_compatible()
+            self.services.vectorspace.ensure_readable()
             self.query_vector = self.services.embedder.embed_query(self.question)
+        except VectorStoreUnavailable as exc:
+            self._degrade(str(exc))
         except EloraError as exc:
+            self._degrade(f"embeddings unavailable ({exc})")
+
+    def _degrade(self, why: str) -> None:
+        """Recall runs on full text, time and provenance only, and the pack says why."""
+        if not self.pack.degraded:
             self.pack.degraded = True
-            self.pack.degraded_reason = (
-                f"embeddings unavailable ({exc}); lexical + time + provenance only"
-            )
-            log.warning("evidence pack degraded: %s", exc)
+            self.pack.degraded_reason = f"{why}; lexical + time + provenance only"
+            log.warning("evidence pack degraded: %s", why)
 
     def _l0(self) -> None:
         layer = self._layer("L0", min(L0_MAX, int(self.total * 0.15)))

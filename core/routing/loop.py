@@ -4,6 +4,7 @@ and move to a higher tier when it asks with new_cognitive_level (same request, s
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +67,14 @@ class Router:
         self.budget = budget
         self.result = RouteResult()
 
-    async def run(self, tier: str, messages: list[dict[str, Any]]) -> RouteResult:
-        """Loop until the model answers without tool calls (or the budget forces it to)."""
+    async def run(
+        self,
+        tier: str,
+        messages: list[dict[str, Any]],
+        system_for: Callable[[str], str] | None = None,
+    ) -> RouteResult:
+        """Loop until the model answers without tool calls (or the budget forces it to);
+        `system_for(tier)` renders the system prompt again for the model an escalation reaches."""
         # Kept on the router so a caller can still trace (and count the cost of) the calls
         # already made when a later one fails or hits the spending cap.
         self.result = result = RouteResult(tier=tier)
@@ -101,6 +108,10 @@ class Router:
                 )
             if escalate_to is not None:
                 target, plan = escalate_to
+                if system_for is not None and messages and messages[0]["role"] == "system":
+                    # The model that continues must know its own tier (and whether it may still
+                    # escalate); the evidence and the conversation stay as they were.
+                    messages[0] = {"role": "system", "content": system_for(target)}
                 handover = render("transfer_plan", source=result.tier, target=target, plan=plan)
                 messages.append({"role": "system", "content": handover})
                 result.escalations.append(

@@ -307,6 +307,46 @@ CREATE INDEX ix_entries_touched ON memory_entries (last_touched);
     )
 
 
+@migration(7, "consent and speakers: captures.consent, captures.is_operator, tombstones")
+def m007_consent_speakers(conn: Connection) -> None:
+    # consent: why a message is material for no job (a consent instruction, or the source of a
+    # forgotten entry); NULL when it may be learned from. is_operator: 1 the operator said it,
+    # 0 a contact or the assistant, NULL not known yet (resolved once the operator is).
+    _run(
+        conn,
+        """
+ALTER TABLE captures ADD COLUMN consent TEXT;
+ALTER TABLE captures ADD COLUMN is_operator INTEGER;
+CREATE TABLE tombstones (
+    digest TEXT PRIMARY KEY,
+    created_at DATETIME NOT NULL
+);
+UPDATE captures SET is_operator = 0 WHERE role != 'user';
+UPDATE captures SET is_operator = 1 WHERE role = 'user' AND surface IN ('cli', 'cockpit', 'chatgpt');
+""",
+    )
+    from core.learning.consent import consent_of
+
+    # Messages archived before this migration carry their consent instruction too.
+    rows = conn.exec_driver_sql("SELECT rowid, text FROM captures WHERE role = 'user'").all()
+    flagged = [(flag, rowid) for rowid, body in rows if (flag := consent_of(body)) is not None]
+    if flagged:
+        conn.exec_driver_sql("UPDATE captures SET consent = ? WHERE rowid = ?", flagged)
+
+
+@migration(8, "forget log: forgets by phrase and how many entries they erased")
+def m008_forget_log(conn: Connection) -> None:
+    # `elora forget --matching` erases messages and entries by a phrase: its log row names no
+    # entry (entry_uuid '') and never the phrase, only what kind of forget it was and counts.
+    _run(
+        conn,
+        """
+ALTER TABLE forget_log ADD COLUMN matching BOOLEAN NOT NULL DEFAULT 0;
+ALTER TABLE forget_log ADD COLUMN removed_entries INTEGER NOT NULL DEFAULT 0;
+""",
+    )
+
+
 @migration(9, "recall keys: turn keys, resolved dates, chat imports, captures by user")
 def m009_recall_keys(conn: Connection) -> None:
     # One key per archived message: the dates it names (resolved against when it was sent),
@@ -374,6 +414,19 @@ UPDATE chunks SET vector_state = 'pending' WHERE kind IN ('message', 'window');
     )
 
 
+@migration(12, "proposal claims: claimed_at instead of an 'approving' status")
+def m012_proposal_claims(conn: Connection) -> None:
+    # A decision in progress is a timed claim on a still-open proposal: a crash between the
+    # claim and the decision used to strand it as 'approving', counted nowhere, forever.
+    _run(
+        conn,
+        """
+ALTER TABLE proposals ADD COLUMN claimed_at DATETIME;
+UPDATE proposals SET status = 'pending' WHERE status = 'approving';
+""",
+    )
+
+
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
     conn.exec_driver_sql(
@@ -388,10 +441,15 @@ def migrate(conn: Connection) -> list[int]:
     done = applied_versions(conn)
     conn.commit()
     applied = []
-    for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
-        if version in done:
-            continue
+    pending = [m for m in sorted(MIGRATIONS, key=lambda m: m[0]) if m[0] not in done]
+    if pending:
+        # Each migration takes the write lock at BEGIN (IMMEDIATE, see core/storage/db.py) and
+        # looks again: two processes starting on one home must not both apply it.
+        conn = conn.execution_options(elora_immediate=True)
+    for version, name, fn in pending:
         with conn.begin():
+            if version in applied_versions(conn):
+                continue
             fn(conn)
             conn.execute(
                 text(

@@ -30,6 +30,10 @@ class Capture(SQLModel, table=True):
     reply_to: str | None = None
     media: dict = _json(dict)
     provenance: dict = _json(dict)
+    # Why no job may learn from this message (core.learning.consent); None: it may.
+    consent: str | None = None
+    # Whether the operator said it (None: not known yet, see core.archive.speakers).
+    is_operator: bool | None = None
 
 
 class Chunk(SQLModel, table=True):
@@ -154,6 +158,8 @@ class Proposal(SQLModel, table=True):
     created_at: NaiveDatetime
     decided_at: NaiveDatetime | None = None
     decision_note: str | None = None
+    # Set while a surface writes its decision; the status stays open until it is written.
+    claimed_at: NaiveDatetime | None = None
 
 
 class Trace(SQLModel, table=True):
@@ -229,6 +235,16 @@ class ForgetLog(SQLModel, table=True):
     with_sources: bool = False
     removed_captures: int = 0
     forgotten_at: NaiveDatetime
+    matching: bool = False  # a forget by phrase ('' entry_uuid), never the phrase itself
+    removed_entries: int = 0
+
+
+class Tombstone(SQLModel, table=True):
+    """A forgotten text, as a keyed hash of its normalised form (never the text itself)."""
+
+    __tablename__ = "tombstones"
+    digest: str = Field(primary_key=True)
+    created_at: NaiveDatetime
 
 
 class LearnedCapture(SQLModel, table=True):

@@ -103,6 +103,15 @@ class Terminal:
             self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
 
 
+def wait_until(predicate, what: str, timeout: float = 60.0) -> None:
+    """Poll until `predicate()` holds (another process writes what it reads)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
 def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
     services, home, llm, tmp_path
 ):
@@ -124,8 +133,11 @@ def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(
         assert "a Approve" in screen and "? Help" in screen  # the footer
 
         terminal.keys("a")
+        # The decision is written in the cockpit's worker; wait for it to be stored, then for
+        # the screen to catch up (a reload in between still lists it, as open).
+        wait_until(lambda: services.proposals.get("p-term").status == "approved",
+                   "the approval stored")  # fmt: skip
         terminal.wait_for("open proposals: 0")
-        assert services.proposals.get("p-term").status == "approved"
 
         terminal.keys("2")
         screen = terminal.wait_for("rows 1–1 of 1")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 NAME = "ask"
 HELP = "ask one question (capture, recall, answer, trace); --json adds the trace"
 
@@ -27,6 +29,12 @@ def run(args) -> int:
         print_json(reply.summary())
     else:
         print(reply.text)
+    if reply.spooled:
+        print(
+            "elora: the database is busy; this exchange waits in the spool and is saved "
+            "as soon as the database takes writes again",
+            file=sys.stderr,
+        )
     return 0 if reply.status == "answered" else 1
 
 
@@ -40,7 +48,13 @@ async def _ask(svc, args):
     extra = None
     if args.file:
         path = Path(args.file)
+        limit = svc.settings.max_document_bytes
         try:
+            if path.stat().st_size > limit:  # refused before reading it into memory
+                raise InvalidInput(
+                    f"{path.name} is {path.stat().st_size / 1e6:.1f} MB; "
+                    f"the limit is {limit / 1e6:.0f} MB"
+                )
             data = path.read_bytes()
         except OSError as exc:
             raise InvalidInput(f"{path}: {exc.strerror}") from None

@@ -1,4 +1,5 @@
-"""`elora import PATH... [--format auto|telegram|chatgpt] [--json]`: archive exported chats."""
+"""`elora import PATH... [--format auto|telegram|chatgpt] [--me NAME] [--json]`: archive exported
+chats, knowing which sender is the operator."""
 
 from __future__ import annotations
 
@@ -19,6 +20,16 @@ def configure(parser) -> None:
         default="auto",
         help="the export's format (default: detected from its content)",
     )
+    parser.add_argument(
+        "--me",
+        metavar="NAME",
+        help="your name as a sender in the export (when it does not say who exported it)",
+    )
+    parser.add_argument(
+        "--skip-too-long",
+        action="store_true",
+        help="leave out messages over the archive's length limit instead of refusing the export",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -28,7 +39,7 @@ def run(args) -> int:
     from core.importers.runner import prepare
     from core.importers.runner import run as run_import
 
-    plan = prepare(args.paths, args.format)
+    plan = prepare(args.paths, args.format, args.me, skip_too_long=args.skip_too_long)
     svc = services()
     try:
         with progress_bar("importing", plan.total, unit="messages") as advance:

@@ -28,6 +28,11 @@ def run(args) -> int:
     else:
         print(
             f"{len(outcome['proposals'])} proposal(s) from edits, {outcome['unchanged']} unchanged"
+            + (
+                f", {outcome['forgotten']} forgotten (not re-proposed)"
+                if outcome["forgotten"]
+                else ""
+            )
         )
         for error in outcome["errors"]:
             print(f"skipped: {error}", file=sys.stderr)

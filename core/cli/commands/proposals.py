@@ -37,7 +37,7 @@ def _statuses(status: str):
 def proposal_json(p) -> dict:
     """A proposal as plain data."""
     data = p.model_dump(exclude={"rowid"})
-    for key in ("created_at", "decided_at"):
+    for key in ("created_at", "decided_at", "claimed_at"):
         if data.get(key) is not None:
             data[key] = data[key].isoformat()
     return data
@@ -69,6 +69,7 @@ def run(args) -> int:
             print(f"restored {p.id[:8]} as {p.status}")
             return 0
         rows = svc.proposals.list(_statuses(args.status), limit=args.limit)
+        now = svc.clock.now()
         conflicts = svc.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
     finally:
         svc.close()
@@ -90,12 +91,15 @@ def run(args) -> int:
     table = Table(title=f"{len(rows)} proposal(s)")
     for col in ("id", "status", "A-MAC", "kind/tier", "text", "conflict"):
         table.add_column(col, overflow="fold")
+    from core.learning.proposals import being_decided
+
     for p in rows:
         other = conflicts.get(p.conflict_uuid) if p.conflict_uuid else None
+        status = f"{p.status} (approving…)" if being_decided(p, now) else p.status
         conflict = (
             f"{p.conflict_relation}: {other.memory_id} — {other.canonical_text}" if other else ""
         )
         total = f"{p.total:.2f}" if p.total is not None else "-"
-        table.add_row(p.id[:8], p.status, total, f"{p.kind}/{p.tier}", p.text, conflict)
+        table.add_row(p.id[:8], status, total, f"{p.kind}/{p.tier}", p.text, conflict)
     console().print(table)
     return 0

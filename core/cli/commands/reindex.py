@@ -1,9 +1,12 @@
-"""`elora reindex`: rebuild every vector with the configured embedder."""
+"""`elora reindex`: rebuild every vector from SQLite, whatever state the vector store is in."""
 
 from __future__ import annotations
 
 NAME = "reindex"
-HELP = "rebuild all vectors with the configured embedding model (after a model change)"
+HELP = (
+    "rebuild all vectors from SQLite with the configured embedding model (after a model "
+    "change, or when `elora doctor` finds the vector store damaged or incomplete)"
+)
 
 
 def configure(parser) -> None:
@@ -13,18 +16,26 @@ def configure(parser) -> None:
 def run(args) -> int:
     from core.cli.context import print_json, services
     from core.cli.progress import progress_bar
+    from core.storage.rebuild import rebuild_vectors
 
     svc = services()
     try:
-        svc.vectorspace.reset_all()
-        total = svc.archive.mark_all_pending()
-        with progress_bar("reindexing chunks", total, unit="chunks") as advance:
-            done = svc.archive.index_pending(on_progress=advance)
+        report = rebuild_vectors(
+            svc, say=(lambda line: None) if args.json else print, progress=progress_bar
+        )
     finally:
         svc.close()
-    outcome = {"chunks": total, "indexed": done, "embedder": svc.vectorspace.signature}
     if args.json:
-        print_json(outcome)
+        print_json(report.to_json())
     else:
-        print(f"reindexed {done} of {total} chunks with {outcome['embedder']}")
-    return 0 if done == total else 1
+        print(
+            f"reindexed {report.indexed:,} of {report.chunks:,} chunks, "
+            f"{report.entries_indexed:,} of {report.entries:,} memory entries and "
+            f"{report.session_indexed:,} of {report.session_chunks:,} session chunks "
+            f"with {report.embedder}"
+        )
+        if not report.complete:
+            print(
+                "some vectors are still missing: run `elora reindex` again once the embedder works"
+            )
+    return 0 if report.complete else 1

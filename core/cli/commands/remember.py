@@ -32,11 +32,11 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from core.cli.context import print_json, services
-    from core.memory.api import entry_json, remember
+    from core.memory.api import entry_json, remember_or_confirm
 
     svc = services()
     try:
-        entry = remember(
+        kept = remember_or_confirm(
             svc,
             args.text,
             kind=args.kind,
@@ -48,8 +48,11 @@ def run(args) -> int:
         )
     finally:
         svc.close()
+    entry = kept.entry
     if args.json:
-        print_json(entry_json(entry))
+        print_json({**entry_json(entry), "confirmed": kept.confirmed})
+    elif kept.confirmed:
+        print(f"already remembered — confirmed {entry.memory_id} (said {entry.observations} times)")
     else:
         print(
             f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, importance {entry.importance})"

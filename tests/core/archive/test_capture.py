@@ -3,8 +3,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlmodel import select
 
-from core.archive.records import CaptureIn
-from core.archive.store import MAX_CAPTURE_CHARS
+from core.archive.records import MAX_CAPTURE_CHARS, CaptureIn
 from core.config import load_settings
 from core.errors import InvalidInput
 from core.services import Services

@@ -78,11 +78,12 @@ def test_remember_twice_with_the_same_id_updates_the_memory(home, capsys):
     assert [m["canonical_text"] for m in listed(capsys)] == ["Le loyer est de 980 € depuis juillet"]
 
 
-def test_remember_the_same_text_twice_without_id_keeps_both(home, capsys):
+def test_remember_the_same_text_twice_without_id_confirms_one(home, capsys):
     run(capsys, "remember", "Appeler le plombier lundi")
     run(capsys, "remember", "Appeler le plombier lundi")
 
-    assert len({m["memory_id"] for m in listed(capsys)}) == 2
+    [kept] = listed(capsys)
+    assert kept["observations"] == 2  # see test_remember_command.py
 
 
 @pytest.mark.parametrize("bad", [["--scope", "team:x"], ["--id", "Mon Casier"]])

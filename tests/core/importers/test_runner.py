@@ -85,7 +85,7 @@ def test_wrong_structure_is_refused_before_anything_is_stored(services, write_js
     assert services.archive.counts()["captures"] == 0
 
 
-def test_a_malformed_message_keeps_committed_batches_and_a_rerun_resumes(
+def test_a_malformed_message_anywhere_refuses_the_export_before_any_batch_is_stored(
     batch_services, write_json
 ):
     svc = batch_services
@@ -97,17 +97,16 @@ def test_a_malformed_message_keeps_committed_batches_and_a_rerun_resumes(
     with pytest.raises(ImportFormatError) as failure:
         import_paths(svc, [path])
 
-    assert "result.json: chats.list[1].messages[7]: missing 'date'" in str(failure.value)
-    # Records 1-10 made two full batches of 5; they stay, embedded. The third batch never began.
-    assert "10 new messages were archived before this point" in str(failure.value)
-    assert rows(svc, "SELECT count(*) FROM captures")[0][0] == 10
-    assert rows(svc, "SELECT DISTINCT vector_state FROM chunks") == [("indexed",)]
+    # Records 1-10 would have made two full batches of 5: every record is read before any.
+    assert str(failure.value) == "result.json: chats.list[1].messages[7]: missing 'date'"
+    assert rows(svc, "SELECT count(*) FROM captures")[0][0] == 0
 
     messages[7]["date"] = "2024-03-09T10:08:00"
     write_json("result.json", tg_export(good, tg_chat(2, messages)))
     report = import_paths(svc, [path])
+    again = import_paths(svc, [path])
 
-    assert (report.stored, report.duplicates) == (2, 10)
+    assert (report.stored, again.stored, again.duplicates) == (12, 0, 12)
     assert rows(
         svc, "SELECT count(*), count(DISTINCT chat_id || '/' || message_id) FROM captures"
     ) == [(12, 12)]

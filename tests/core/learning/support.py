@@ -25,11 +25,11 @@ class FixedClock(BaseFixedClock):
 
 def capture(
     services, text: str, sent_at: datetime = NOW, *, chat_id: str = "42", role: str = "user",
-    sender: str = "Camille",
+    sender: str = "Camille", operator: bool | None = True, user_id: str = "7",
 ) -> str:  # fmt: skip
-    """Archive one message as a surface would, and return its capture id."""
+    """Archive one message as a surface would (the operator's, unless told), return its id."""
     item = CaptureIn(surface="telegram", chat_id=chat_id, text=text, sent_at=sent_at,
-                     user_id="7", sender=sender, role=role)  # fmt: skip
+                     user_id=user_id, sender=sender, role=role, operator=operator)  # fmt: skip
     return services.archive.capture(item, index=False).id
 
 

@@ -121,7 +121,9 @@ async def test_a_suppressed_message_is_skipped_by_the_heuristic_learner(services
 
     outcome = await learn_archive(services)
 
-    assert outcome["messages"] == 1 and outcome["proposals"] == 0
+    # Not even read: a message under a consent instruction is material for no job.
+    assert outcome["messages"] == 0 and outcome["proposals"] == 0
+    assert count_pending(services, None, None) == 0
 
 
 async def test_the_model_learner_reads_the_archive_in_batches_and_cites_each_message(

@@ -44,6 +44,7 @@ async def test_an_episode_seen_twice_is_not_a_pattern_yet(services):
 
     assert await promote(services) == {
         "episodic_to_semantic": 0, "semantic_to_procedural": 0, "blocked_by_consent": 0,
+        "withheld_by_consent": 0,
     }  # fmt: skip
     assert promotions(services) == []
 
@@ -153,5 +154,5 @@ async def test_a_never_store_rule_holds_against_promotion_too(services):
 
     outcome = await promote(services)
 
-    assert outcome["semantic_to_procedural"] == 0 and outcome["blocked_by_consent"] == 1
+    assert outcome["semantic_to_procedural"] == 0 and outcome["withheld_by_consent"] == 1
     assert promotions(services) == []

@@ -20,14 +20,19 @@ MORNING = NOW.replace(hour=0, minute=1)
 
 
 def store_turns(services, texts: list[str], start: datetime = MORNING) -> list[str]:
-    """Archive operator turns one second apart (in one batch, as an import would)."""
-    items = [
-        CaptureIn(surface="telegram", chat_id="42", text=text, sent_at=start + timedelta(seconds=i),
-                  user_id="7", sender="Camille")
-        for i, text in enumerate(texts)
-    ]  # fmt: skip
+    """Archive a conversation in one batch: each operator turn answers a reply of Elora's (a
+    correction corrects the assistant); return the operator turns' capture ids."""
+    items = []
+    for i, text in enumerate(texts):
+        at = start + timedelta(seconds=2 * i)
+        items += [
+            CaptureIn(surface="telegram", chat_id="42", text="Voilà ce que je propose.",
+                      sent_at=at, sender="Elora", role="assistant"),
+            CaptureIn(surface="telegram", chat_id="42", text=text, sent_at=at + timedelta(seconds=1),
+                      user_id="7", sender="Camille", operator=True),
+        ]  # fmt: skip
     services.archive.store_batch(items, windows=False)
-    return [i.id for i in items]
+    return [i.id for i in items if i.role == "user"]
 
 
 def lessons(services) -> list:
@@ -159,8 +164,10 @@ async def test_a_correction_about_a_never_store_subject_never_becomes_a_lesson(s
 
     outcome = await reflect(services)
 
-    assert outcome["corrections"] == 2 and outcome["lessons_proposed"] == 1
-    assert outcome["rule_violations"] == {rule.memory_id: 1}
+    # Consent is final: the salary message is not even read (no lesson, no "violation").
+    assert outcome["withheld_by_consent"] == 1 and outcome["turns_read"] == 1
+    assert outcome["corrections"] == 1 and outcome["lessons_proposed"] == 1
+    assert rule.memory_id not in outcome["rule_violations"]
     assert ["PDF" in p.text for p in lessons(services)] == [True]
 
 

@@ -47,8 +47,13 @@ async def test_escalation_keeps_the_same_evidence_pack_and_captures_nothing_new(
     (flash_request,) = llm.requests_for("fake-flash")
     assert entry.memory_id in reply.pack.item_ids()
     assert f"> {entry.canonical_text}" in system_of(flash_request)
-    assert system_of(flash_request) == system_of(lite_request)
-    assert flash_request["messages"][: len(lite_request["messages"])] == lite_request["messages"]
+    # The same prompt, pack and conversation; only the tier it names is FLASH's own now.
+    assert system_of(flash_request).replace("FLASH model", "LITE model") == system_of(lite_request)
+    assert "running as the FLASH model" in system_of(flash_request)
+    assert (
+        flash_request["messages"][1 : len(lite_request["messages"])]
+        == (lite_request["messages"][1:])
+    )
     # One capture for the question and one for the answer; the handover added none.
     assert captures(services) == 2
     assert services.traces.get(reply.trace_id).escalations[0]["to"] == "FLASH"

@@ -114,3 +114,38 @@ def test_captures_are_indexed_on_a_chroma_server_and_found_by_meaning(
 
     client = chromadb.HttpClient(host="127.0.0.1", port=int(chroma_server.rsplit(":", 1)[1]))
     assert client.get_collection("server-test-archive").count() == 3
+
+
+def test_reindex_on_a_server_refills_missing_vectors_and_writes_nothing_under_home(
+    chroma_server, home, embedder, monkeypatch, capsys
+):
+    from core.cli.main import main
+
+    monkeypatch.setenv("ELORA_CHROMA_URL", chroma_server)
+    monkeypatch.setenv("ELORA_CHROMA_PREFIX", "reindex-test-")
+    services = Services(load_settings(), embedder=embedder)
+    for n, text in enumerate(["Je déménage à Lyon en mai", "Le dentiste mardi", "Il pleut"]):
+        item = CaptureIn(
+            surface="telegram",
+            chat_id="42",
+            message_id=str(n),
+            text=text,
+            sent_at=datetime(2024, 5, 1, 9, n),
+        )
+        assert services.archive.capture(item).indexed
+    with services.db.session() as session:
+        ids = [r[0] for r in session.connection().exec_driver_sql("SELECT id FROM chunks").all()]
+    services.vectors.delete("archive", ids[:2])
+    health = services.vectorspace.health(refresh=True)
+    assert health.collections["archive"].missing == 2
+    assert "archive holds 1 of 3 vectors" in health.recall_problem()
+    services.close()
+
+    assert main(["reindex"]) == 0
+
+    assert "reindexed 3 of 3 chunks" in capsys.readouterr().out
+    assert not [p.name for p in home.iterdir() if p.name.startswith("chroma")]
+    services = Services(load_settings(), embedder=embedder)
+    assert services.vectorspace.health(refresh=True).ok
+    assert services.vectors.count("archive") == 3
+    services.close()

@@ -126,3 +126,46 @@ def test_every_model_has_exactly_the_columns_the_migrations_create(db_path):
                     assert ddl[column]["not_null"] == spec["not_null"], (
                         f"{name}.{column}: NOT NULL differs"
                     )
+
+
+def test_messages_archived_before_migration_7_carry_their_consent_and_speaker(db_path):
+    db_path.parent.mkdir(parents=True)
+    url = f"sqlite:///{db_path}"
+    old = create_engine(url)
+    with old.connect() as conn:
+        applied_versions(conn)
+        for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
+            if version >= 7:
+                break
+            fn(conn)
+            conn.execute(
+                text("INSERT INTO schema_migrations VALUES (:v, :n, '2024-01-01 00:00:00')"),
+                {"v": version, "n": name},
+            )
+        for cid, surface, role, body in (
+            ("c1", "cli", "user", "Ne retiens pas ça : je joue du violoncelle le mardi soir."),
+            ("c2", "cli", "assistant", "Entendu."),
+            ("c3", "chatgpt", "user", "Never store anything about my health."),
+            ("c4", "telegram", "user", "Je suis en congé du 6 au 10 mai"),
+        ):
+            conn.execute(
+                text(
+                    "INSERT INTO captures (id, surface, chat_id, message_id, role, text, sent_at, "
+                    "captured_at) VALUES (:id, :s, '42', :id, :r, :t, '2024-05-01 10:00:00', "
+                    "'2024-05-01 10:00:00')"
+                ),
+                {"id": cid, "s": surface, "r": role, "t": body},
+            )
+        conn.commit()
+    old.dispose()
+
+    db = Database(url)
+    rows = db.rows("SELECT id, consent, is_operator FROM captures ORDER BY id")
+    db.close()
+
+    assert rows == [
+        ("c1", "dont_remember", 1),
+        ("c2", None, 0),
+        ("c3", "never_store", 1),
+        ("c4", None, None),  # a Telegram speaker is resolved once the operator is known
+    ]
