@@ -291,7 +291,10 @@ class PackBuilder:
         layer.ran = True
         # The manifest: a small slice read through the (status, importance) order, never the store.
         manifest = self._entries(
-            (MemoryEntry.tier != "episodic") & (MemoryEntry.importance >= 2), limit=L1_MANIFEST
+            # Traces and predictions are recalled for the task they match (L2), not as essentials.
+            col(MemoryEntry.tier).not_in(("episodic", "environment"))
+            & (MemoryEntry.importance >= 2),
+            limit=L1_MANIFEST,
         )
 
         def essential(entry: MemoryEntry) -> float:
