@@ -94,28 +94,29 @@ def _messages(services: Services):
         offset += len(rows)
 
 
+def _same_subject(a: Outcome, b: Outcome) -> bool:
+    """Same bucket and the same subject: two shared words, or the only word of the shorter one
+    ("le build de l'ingestion" and "the build"; not "le bureau de Lyon" and "le TGV de Lyon")."""
+    if a.bucket != b.bucket:
+        return False
+    shared = set(a.terms) & set(b.terms)
+    return len(shared) >= min(2, len(a.terms), len(b.terms))
+
+
 def written_patterns(services: Services) -> list[Pattern]:
     """Recurring outcomes stated in the archive, grouped by bucket and subject."""
     consent = Consent(services)
     groups: list[tuple[Outcome, list[tuple[str, str | None, bool]]]] = []
-    by_term: dict[tuple[str, str], int] = {}
     for capture_id, text, _sent, sender, is_operator in _messages(services):
         if not consent.allows(text):
             continue
         for outcome in read_outcomes(text):
-            # Same bucket and a shared subject word: the same thing ("le build", "the build").
-            index = next(
-                (by_term[(outcome.bucket, t)] for t in outcome.terms if (outcome.bucket, t) in by_term),
-                None,
-            )  # fmt: skip
             evidence = (capture_id, sender, is_operator is not False)
+            index = next((i for i, (o, _) in enumerate(groups) if _same_subject(o, outcome)), None)
             if index is None:
-                index = len(groups)
                 groups.append((outcome, [evidence]))
-            else:
-                groups[index] = (outcome, [*groups[index][1], evidence])  # the latest words win
-            for t in outcome.terms:
-                by_term.setdefault((outcome.bucket, t), index)
+            else:  # the latest words stand for the group
+                groups[index] = (outcome, [*groups[index][1], evidence])
     patterns = []
     for outcome, evidence in groups:
         captures = list(dict.fromkeys(c for c, _, _ in evidence))
