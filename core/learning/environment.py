@@ -334,3 +334,27 @@ async def observe(services: Services) -> dict[str, Any]:
         "by_bucket": dict(buckets),
         "blocked_by_consent": blocked,
     }
+
+
+def figures(services: Services) -> dict[str, Any]:
+    """For the audit: active predictions per sub-bucket, and the environment proposal queue."""
+    rows = services.db.rows(
+        "SELECT coalesce(json_extract(attributes, '$.bucket'), 'general'), count(*), "
+        "sum(json_extract(attributes, '$.prediction') IS NOT NULL) FROM memory_entries "
+        "WHERE tier = 'environment' AND status = 'active' GROUP BY 1"
+    )
+    queue = dict(
+        services.db.rows(
+            "SELECT status, count(*) FROM proposals WHERE origin = ? GROUP BY status", (ORIGIN,)
+        )
+    )
+    return {
+        "predictions": sum(n for _, n, _ in rows),
+        "with_prediction": sum(int(p or 0) for _, _, p in rows),
+        "by_bucket": {bucket: n for bucket, n, _ in rows},
+        "proposals": {
+            "open": queue.get("pending", 0) + queue.get("recommended", 0),
+            "approved": queue.get("approved", 0),
+            "rejected": queue.get("rejected", 0),
+        },
+    }

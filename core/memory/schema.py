@@ -18,6 +18,7 @@ TruthMode = Literal["asserted", "observed", "inferred", "hypothesis"]
 Status = Literal["active", "superseded", "deprecated", "faded"]
 
 TIERS: tuple[str, ...] = ("semantic", "episodic", "procedural", "personalized", "environment")
+STATUSES: tuple[str, ...] = ("active", "superseded", "deprecated", "faded")
 KINDS: tuple[str, ...] = (
     "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression",
 )  # fmt: skip
