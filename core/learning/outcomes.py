@@ -81,7 +81,7 @@ _BUCKET_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "delivery", "sncf", "train", "tgv", "transporteur", "carrier", "agence",
                   "agency", "assurance", "insurance", "mutuelle", "impots", "syndic", "regie",
                   "demenageurs", "movers", "fournisseur", "provider", "doctolib", "finance",
-                  "rh", "hr", "it", "bureau", "office", "administration")),
+                  "rh", "hr", "bureau", "office", "administration")),
 )  # fmt: skip
 
 
@@ -119,8 +119,12 @@ def _clean(text: str) -> str:
 
 
 def _subject_terms(subject: str) -> tuple[str, ...]:
+    """The subject's distinctive words, folded and singular ("Nordhaven's PDFs" → nordhaven,
+    pdf), so two mentions of the same thing share them."""
     words = [t for t in terms(subject) if t not in _PRONOUNS and not t.isdigit()]
-    return tuple(t for t in words if not _MARKER.fullmatch(t))[:4]
+    words = [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+             for t in words if not _MARKER.fullmatch(t)]  # fmt: skip
+    return tuple(dict.fromkeys(words))[:4]
 
 
 _VERB = re.compile(
@@ -146,7 +150,8 @@ def _prediction(folded: str, clause: str) -> tuple[int, int, str] | None:
     # The predicate starts at the verb before the marker ("répond en général…", "sont toujours
     # des scans", "PDFs are scanned images every time"): the subject is what precedes it.
     head = folded[: marker.start(1)]
-    verb = _VERB.search(head)
+    verbs = list(_VERB.finditer(head))
+    verb = verbs[-1] if verbs else None  # the one closest to the marker
     if verb is not None:
         start = verb.start(1) - (2 if head[: verb.start(1)].endswith("n'") else 0)
     else:

@@ -1,15 +1,15 @@
 """Fading: low-importance episodic entries age out unless they are used or confirmed.
 
-An episodic entry of importance 1-2 lives
+An episodic entry of importance 1-3 lives
 
     lifetime = BASE_DAYS × 2^(importance − 1) × (1 + recalls) × (1 + confirmations)
 
-days (30 or 60 to start with; every evidence pack it reached and every confirmation
+days (30, 60 or 120 to start with; every evidence pack it reached and every confirmation
 — observations beyond the first — add as much again), counted from its latest sign of life:
 written or confirmed (`last_touched`), recalled into a pack, or restored. Past it, the `fade`
 job archives it: status `faded`, out of recall, nothing deleted, the reason kept in its
 attributes. `elora memories restore ID` (or `u` on the cockpit's Memory screen) brings it back
-with a fresh lifetime. Importance 3-5 and the other tiers never fade.
+with a fresh lifetime. Importance 4-5 (key facts, axioms) and the other tiers never fade.
 
 Recalls are read from the traces (each one lists its pack's item ids) and counted into
 `entry_recalls` by the job, so the request path writes nothing more.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 BASE_DAYS = 30
 FADING_TIERS = ("episodic",)
-MAX_FADING_IMPORTANCE = 2
+MAX_FADING_IMPORTANCE = 3
 SOON_DAYS = 14  # "fading soon" in the cockpit and the audit
 WATERMARK = "fading:traces_rowid"
 
