@@ -111,7 +111,8 @@ def written_patterns(services: Services) -> list[Pattern]:
         if not consent.allows(text):
             continue
         for outcome in read_outcomes(text):
-            evidence = (capture_id, sender, is_operator is not False)
+            # Unknown (None) reads as the operator's: only a known contact is named.
+            evidence = (capture_id, sender, is_operator is None or bool(is_operator))
             index = next((i for i, (o, _) in enumerate(groups) if _same_subject(o, outcome)), None)
             if index is None:
                 groups.append((outcome, [evidence]))

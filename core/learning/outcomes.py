@@ -63,6 +63,7 @@ _FILLER = re.compile(
 )
 _PRONOUNS = {"il", "elle", "ils", "elles", "on", "ca", "it", "they", "he", "she", "this",
              "that", "c'est", "ce", "cela", "tu", "you", "je", "i", "we", "nous", "y", "there"}  # fmt: skip
+_FRENCH = re.compile(r"\b(?:il|elle|ils|elles|de|du|est|sont|jamais|toujours|souvent|n'\w+)\b")
 _SPLIT = re.compile(r"(?<=[.!?…;])\s+|\n+|\s*,?\s+(?:mais|but|sauf que|except that)\s+", re.I)
 
 _BUCKET_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -210,7 +211,8 @@ def _outcome(clause: str, folded: str, previous: str) -> Outcome | None:
     words = _subject_terms(subject)
     if not words and previous:  # "… de Charonne, mais il n'a jamais de place"
         subject, words = previous, _subject_terms(previous)
-        clause = f"{previous} : {clause}" if looks_french(clause) else f"{previous}: {clause}"
+        french = looks_french(clause) or _FRENCH.search(folded)
+        clause = f"{previous} : {clause}" if french else f"{previous}: {clause}"
     if not words or len(prediction) < 4:
         return None
     statement = clause[0].upper() + clause[1:]

@@ -106,3 +106,16 @@ def _environment(entry: MemoryEntry, terms: set[str]) -> Verdict:
     if terms & EXPECTATION_WORDS:
         return Verdict(True, 1.0, "the question asks what to expect")
     return Verdict(True, UNRELATED_FACTOR, "prediction about something else")
+
+
+def matching_predictions(
+    entries: list[MemoryEntry], terms: set[str]
+) -> list[tuple[MemoryEntry, Verdict]]:
+    """The environment predictions a task names (their subject or sub-bucket), surest first:
+    they travel with the task whatever its memory need (core.recall.pack, L1)."""
+    found = []
+    for entry in entries:
+        verdict = _environment(entry, terms) if entry.tier == "environment" else None
+        if verdict is not None and verdict.factor > 1.0:
+            found.append((entry, verdict))
+    return sorted(found, key=lambda pair: pair[0].confidence, reverse=True)
