@@ -249,3 +249,24 @@ def test_predictions_are_not_essentials_of_every_pack(services):
     pack = build_pack(services, "Qu'est-ce que je fais ce week-end ?")
 
     assert "pattern.nordhaven-pdf" not in [i["id"] for i in pack.layers["L1"].items]
+
+
+async def test_with_a_model_extraction_proposes_predictions_too(model_services, lite):
+    from tests.core.learning.support import ask, extraction
+
+    question = (
+        "I've been vegetarian for three years, what could I cook tonight? The build takes ages"
+    )
+    lite.enqueue("fake-lite", "Try a chickpea curry.", extraction(
+        {"text": "The Atlas build usually takes about 10 minutes", "kind": "pattern",
+         "tier": "environment", "bucket": "Tools", "prediction": "about 10 minutes",
+         "observations": 40, "topics": ["build"], "confidence": 0.8, "messages": [1]},
+    ))  # fmt: skip
+
+    await ask(model_services, question)
+
+    [proposal] = proposals(model_services)
+    assert (proposal.tier, proposal.candidate["bucket"]) == ("environment", "tools")
+    assert proposal.candidate["observations"] == 1  # a model does not vouch for evidence
+    saved = approve(model_services, proposal.id)
+    assert saved.attributes["prediction"] == "about 10 minutes"
