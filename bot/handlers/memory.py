@@ -17,12 +17,47 @@ PICKS = 5
 MAX_OFFERS = 20
 
 
-def _confirm_keyboard(update: Update, context: EloraContext, token: str, index: int):
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(context.say(update, "yes_forget"),
-                               callback_data=f"fg:y:{token}:{index}"),
-          InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]]
-    )  # fmt: skip
+def _confirm_keyboard(
+    update: Update, context: EloraContext, token: str, index: int, messages: int = 0
+):
+    rows = [
+        [
+            InlineKeyboardButton(
+                context.say(update, "yes_forget"), callback_data=f"fg:y:{token}:{index}"
+            ),
+            InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}"),
+        ]
+    ]
+    if messages:  # forget means every copy: offer the messages that hold it too
+        rows.append(
+            [
+                InlineKeyboardButton(
+                    context.say(update, "forget_with_messages", n=messages),
+                    callback_data=f"fg:s:{token}:{index}",
+                )
+            ]
+        )
+    return InlineKeyboardMarkup(rows)
+
+
+def _messages_holding(services, memory_id: str) -> int:
+    """How many archived messages `forget --with-sources` would erase with the entry."""
+    from core.memory.forget import preview
+
+    return len(preview(services, memory_id=memory_id, with_sources=True).messages)
+
+
+async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
+                          edit=None) -> None:  # fmt: skip
+    """The confirmation: the entry, how many messages hold it, and the buttons."""
+    messages = await asyncio.to_thread(_messages_holding, context.services, entry.memory_id)
+    text = context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
+                       text=html.escape(entry.canonical_text[:300]))  # fmt: skip
+    if messages:
+        text += "\n" + context.say(update, "forget_messages_note", n=messages)
+    keyboard = _confirm_keyboard(update, context, token, index, messages)
+    send = edit or update.effective_message.reply_text
+    await send(text, parse_mode=ParseMode.HTML, reply_markup=keyboard)
 
 
 def _offer(context: EloraContext, memory_ids: list[str]) -> str:
@@ -45,12 +80,7 @@ async def forget(update: Update, context: EloraContext) -> None:
         return
     entry = await asyncio.to_thread(services.memory.get, arg)
     if entry is not None:
-        token = _offer(context, [entry.memory_id])
-        await update.effective_message.reply_text(
-            context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
-                        text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML, reply_markup=_confirm_keyboard(update, context, token, 0),
-        )  # fmt: skip
+        await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
     hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
     if not hits:
@@ -75,7 +105,8 @@ async def forget(update: Update, context: EloraContext) -> None:
 
 
 async def on_forget_button(update: Update, context: EloraContext) -> None:
-    """fg:p:TOKEN:N picks, fg:y:TOKEN:N confirms, fg:n:TOKEN cancels."""
+    """fg:p:TOKEN:N picks, fg:y:TOKEN:N confirms, fg:s:TOKEN:N confirms with the messages that
+    hold it, fg:n:TOKEN cancels."""
     query = update.callback_query
     await query.answer()
     _, action, token, *rest = [*query.data.split(":"), ""][:4]
@@ -92,24 +123,24 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
-        await query.edit_message_text(
-            context.say(update, "forget_confirm", id=html.escape(memory_id),
-                        text=html.escape(entry.canonical_text[:300])),
-            parse_mode=ParseMode.HTML,
-            reply_markup=_confirm_keyboard(update, context, token, index),
-        )  # fmt: skip
+        await _ask_to_confirm(update, context, entry, token, index, edit=query.edit_message_text)
         return
     from core.memory.api import forget_memory
 
+    with_sources = action == "s"
     try:
-        await asyncio.to_thread(forget_memory, context.services, memory_id)
+        report = await asyncio.to_thread(
+            forget_memory, context.services, memory_id, with_sources=with_sources
+        )
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
         return
     offers.pop(token, None)
-    await query.edit_message_text(
-        context.say(update, "forgotten", id=html.escape(memory_id)), parse_mode=ParseMode.HTML
-    )
+    done = context.say(update, "forgotten", id=html.escape(memory_id))
+    if with_sources:
+        done = context.say(update, "forgotten_with_messages", id=html.escape(memory_id),
+                           n=report.removed_captures)  # fmt: skip
+    await query.edit_message_text(done, parse_mode=ParseMode.HTML)
 
 
 async def proposals(update: Update, context: EloraContext) -> None:

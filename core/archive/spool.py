@@ -129,3 +129,27 @@ class Spool:
                 path.unlink()
                 self._fsync_dir()
         return ReplayReport(files=files, lines=lines, stored=stored, unreadable=unreadable)
+
+    def drop_lines(self, path: Path, drop: Callable[[str], bool]) -> int:
+        """Remove the lines `drop` picks from one spool file, in place and under the lock
+        (forgetting a phrase reaches captures still waiting here); return how many went."""
+        with self._locked():
+            if not path.exists():
+                return 0
+            with open(path, "r+b") as fh:
+                raw = fh.read()
+                # Split on "\n" only: a JSON line may hold other line separators in its strings.
+                lines = raw.decode("utf-8", errors="surrogateescape").split("\n")
+                kept = [line for line in lines if not (line.strip() and drop(line))]
+                data = "\n".join(kept).encode("utf-8", errors="surrogateescape")
+                fh.seek(0)
+                fh.write(data + b"\0" * (len(raw) - len(data)))  # overwrite, then cut
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.truncate(len(data))
+                fh.flush()
+                os.fsync(fh.fileno())
+            if not data.strip():
+                path.unlink()
+                self._fsync_dir()
+        return len(lines) - len(kept)

@@ -1,23 +1,23 @@
 """Skills: expert profiles stored as `<ELORA_HOME>/skills/<skill_id>/SKILL.md`.
 
 Front matter holds skill_id, name and description; the body holds the expert's tone, method
-and output constraints. Examples shipped in `data/skills/` are copied on first run.
+and output constraints. The examples shipped in `data/skills/` (package data, see core/shipped)
+are copied into a home the first time it is used.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import InvalidInput, NotFound
+from core.shipped import shipped_skills
 
 if TYPE_CHECKING:
     from core.services import Services
 
-SHIPPED = Path(__file__).resolve().parent.parent.parent / "data" / "skills"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 _FRONT = re.compile(r"^---\n(.*?)\n---\n?(.*)$", re.S)
 
@@ -41,12 +41,12 @@ def skills_dir(services: Services) -> Path:
     """Where skills live; shipped examples are copied there the first time."""
     directory = services.settings.home / "skills"
     if not directory.exists():
+        examples = shipped_skills()  # before mkdir: a failure here must not leave it empty
         directory.mkdir(parents=True, exist_ok=True)
-        if SHIPPED.is_dir() and SHIPPED.resolve() != directory.resolve():
-            for source in SHIPPED.glob("*/SKILL.md"):
-                target = directory / source.parent.name
-                target.mkdir(exist_ok=True)
-                shutil.copyfile(source, target / "SKILL.md")
+        for name, source in examples.items():
+            target = directory / name / "SKILL.md"
+            target.parent.mkdir(exist_ok=True)
+            target.write_bytes(source.read_bytes())
     return directory
 
 

@@ -334,6 +334,19 @@ UPDATE captures SET is_operator = 1 WHERE role = 'user' AND surface IN ('cli', '
         conn.exec_driver_sql("UPDATE captures SET consent = ? WHERE rowid = ?", flagged)
 
 
+@migration(8, "forget log: forgets by phrase and how many entries they erased")
+def m008_forget_log(conn: Connection) -> None:
+    # `elora forget --matching` erases messages and entries by a phrase: its log row names no
+    # entry (entry_uuid '') and never the phrase, only what kind of forget it was and counts.
+    _run(
+        conn,
+        """
+ALTER TABLE forget_log ADD COLUMN matching BOOLEAN NOT NULL DEFAULT 0;
+ALTER TABLE forget_log ADD COLUMN removed_entries INTEGER NOT NULL DEFAULT 0;
+""",
+    )
+
+
 @migration(12, "proposal claims: claimed_at instead of an 'approving' status")
 def m012_proposal_claims(conn: Connection) -> None:
     # A decision in progress is a timed claim on a still-open proposal: a crash between the

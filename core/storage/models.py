@@ -210,6 +210,8 @@ class ForgetLog(SQLModel, table=True):
     with_sources: bool = False
     removed_captures: int = 0
     forgotten_at: NaiveDatetime
+    matching: bool = False  # a forget by phrase ('' entry_uuid), never the phrase itself
+    removed_entries: int = 0
 
 
 class Tombstone(SQLModel, table=True):

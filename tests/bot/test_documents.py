@@ -97,7 +97,10 @@ async def test_a_markdown_file_is_archived_indexed_and_searched_on_demand(
     assert reply["text"] == "Le dépôt de garantie est de 1 700 euros."
     question, after_search = answers(llm)[-2:]
     shown = request_text(question)
-    assert f"source_id {source_id} · bail.md · {len(data)} bytes · {len(LEASE)} characters" in shown
+    assert (
+        f'source_id "{source_id}" · "bail.md" · {len(data)} bytes · {len(LEASE)} characters'
+        in shown
+    )
     assert SUMMARY in shown
     assert sum(section in shown for section in SECTIONS) < len(SECTIONS)  # not the whole file
     found = json.loads(next(m["content"] for m in after_search["messages"] if m["role"] == "tool"))
@@ -123,7 +126,7 @@ async def test_a_pdf_with_a_caption_is_answered_and_stays_searchable(bot, llm, t
     assert archived["media"]["file_name"] == "facture.pdf"
     for request in answers(llm)[-2:]:  # the caption, then the follow-up
         shown = request_text(request)
-        assert f"source_id {archived['source_id']} · facture.pdf · {len(pdf)} bytes" in shown
+        assert f'source_id "{archived["source_id"]}" · "facture.pdf" · {len(pdf)} bytes' in shown
         assert "Facture 2025-117 de 1234,56 euros." in shown
 
 
@@ -194,7 +197,7 @@ async def test_a_captioned_file_in_private_mode_is_answered_without_keeping_a_tu
 
     assert answer["text"] == "1 700 euros."
     shown = request_text(answers(llm)[-1])
-    assert re.search(r"source_id U42_C42_T\d+ · bail\.md · \d+ bytes", shown)
+    assert re.search(r'source_id "U42_C42_T\d+" · "bail\.md" · \d+ bytes', shown)
     assert SUMMARY in shown
     assert scalar(services, "SELECT count(*) FROM captures") == 0
     assert services.window("telegram", "42", "42").turns() == []
@@ -211,7 +214,7 @@ def test_ask_with_a_file_sends_the_register_not_the_file(bot_env, llm, tmp_path,
     assert code == 0
     assert capsys.readouterr().out.strip() == "Trois ans."
     shown = request_text(answers(llm)[-1])
-    assert re.search(r"source_id Uoperator_Ccli_T\d+ · bail\.md · \d+ bytes", shown)
+    assert re.search(r'source_id "Uoperator_Ccli_T\d+" · "bail\.md" · \d+ bytes', shown)
     assert SUMMARY in shown
     assert "Combien dure le bail ?" in shown
     assert sum(section in shown for section in SECTIONS) < len(SECTIONS)

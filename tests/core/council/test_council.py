@@ -95,7 +95,7 @@ async def test_participants_are_anonymous_and_see_roles_but_not_each_others_inst
             seen = whole(body)
             assert instructions_of(skill_id) in texts(body, "system")[0]
             for n, (other_id, (role, description, marker)) in enumerate(PANEL.items(), 1):
-                assert f"Participant {n}: {role} — {description}" in seen  # the roster
+                assert f'Participant {n}: "{role}" — "{description}"' in seen  # the roster
                 if other_id != skill_id:
                     assert marker not in seen
                     assert other_id not in seen
@@ -118,7 +118,7 @@ async def test_round_one_gets_the_question_and_the_distilled_chat(services, pane
     prompt = texts(distillation, "user")[0]
     assert "> user: I earn 3200 a month and my rent is 900." in prompt
     assert "> assistant: Noted: 3200 income, 900 rent." in prompt
-    assert "on: housing money." in prompt  # the distillation_focus
+    assert 'on: "housing money".' in prompt  # the distillation_focus, quoted
     assert transcript["context"] == DISTILLED
     for bodies in seat_requests(llm).values():
         (first,) = bodies
@@ -240,7 +240,7 @@ async def test_a_rate_limited_participant_is_noted_and_the_others_go_on(services
         assert "Participant 2:" not in prompt
     assert len(second["contributions"]) == 3 and second["failures"] == []
     (synthesis,) = synthesis_requests(llm)
-    assert "(Participant 2 did not answer this round: ProviderError" in whole(synthesis)
+    assert '(Participant 2 did not answer this round: "ProviderError' in whole(synthesis)
     assert transcript["synthesis"]["text"] == SYNTHESIS
 
 
@@ -273,7 +273,7 @@ async def test_the_synthesis_reads_every_contribution_and_has_three_sections(ser
         for number in (1, 2):
             assert contribution(seat, number) in prompt
     assert f"> {QUESTION}" in prompt
-    assert "Participant 2: Urbanist" in prompt
+    assert 'Participant 2: "Urbanist"' in prompt
     assert transcript["synthesis"] == {
         "text": SYNTHESIS,
         "model": "openai/fake-flash",

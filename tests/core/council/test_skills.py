@@ -5,17 +5,19 @@ import json
 import pytest
 
 from core.cli.main import main
-from core.council.skills import SHIPPED, forge_skill, get_skill, list_skills, parse_skill
+from core.council.skills import forge_skill, get_skill, list_skills, parse_skill
 from core.errors import InvalidInput, NotFound
+from core.shipped import shipped_skills
 
-SHIPPED_IDS = sorted(p.parent.name for p in SHIPPED.glob("*/SKILL.md"))
+SHIPPED = shipped_skills()
+SHIPPED_IDS = sorted(SHIPPED)
 INSTRUCTIONS = "## Tone\nCalm.\n\n## Method\nWeigh both sides.\n\n## Output constraints\nShort."
 
 
 def test_at_least_three_examples_ship_and_each_is_a_valid_profile():
     assert len(SHIPPED_IDS) >= 3
     for skill_id in SHIPPED_IDS:
-        skill = parse_skill(SHIPPED / skill_id / "SKILL.md")
+        skill = parse_skill(SHIPPED[skill_id])
         assert skill.skill_id == skill_id
         assert skill.name and skill.description
         assert "Method" in skill.instructions and "Output" in skill.instructions
@@ -29,7 +31,7 @@ def test_a_fresh_home_gets_the_shipped_examples_on_first_use(services, home):
     assert listed == SHIPPED_IDS
     for skill_id in SHIPPED_IDS:
         copy = home / "skills" / skill_id / "SKILL.md"
-        assert copy.read_text() == (SHIPPED / skill_id / "SKILL.md").read_text()
+        assert copy.read_text() == SHIPPED[skill_id].read_text()
 
 
 def test_examples_the_operator_deleted_do_not_come_back(services, home):

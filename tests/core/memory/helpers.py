@@ -117,3 +117,18 @@ def fts_terms(db_path: Path) -> set[str]:
         return terms
     finally:
         conn.close()
+
+
+def windows_on_disk(root: Path, secret: str, width: int = 12) -> list[tuple[str, str]]:
+    """Every (file, piece) where a `width`-character piece of the secret is still on disk under
+    root: each window of the secret, as written and without accents, in any case (UTF-8)."""
+    pieces = set()
+    for variant in {secret, *{v.decode() for v in _variants(secret)}}:
+        pieces |= {variant[i : i + width] for i in range(len(variant) - width + 1)}
+    wanted = {p: p.lower().encode("utf-8") for p in pieces}
+    found = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes().lower()
+            found += [(str(path.relative_to(root)), p) for p, w in wanted.items() if w in data]
+    return found

@@ -23,8 +23,8 @@ async def test_a_remembered_fact_reaches_the_model_with_its_tier_label(services,
 
     system = system_of(llm.requests_for("fake-lite")[0])
     assert entry.memory_id in reply.pack.item_ids()
-    assert f"[semantic · pattern · {entry.memory_id}" in system
-    assert "source cli" in system
+    assert f'[semantic · pattern · "{entry.memory_id}"' in system
+    assert 'source "cli"' in system
     assert quoted_everywhere(entry.canonical_text, system)
 
 
@@ -35,8 +35,8 @@ async def test_each_tier_travels_with_its_own_meaning(services, llm):
     await ask(services, "When should I book my meeting with Marc?")
 
     system = system_of(llm.requests_for("fake-lite")[0])
-    assert f"[procedural · rule · {rule.memory_id}" in system
-    assert f"[personalized · preference · {taste.memory_id}" in system
+    assert f'[procedural · rule · "{rule.memory_id}"' in system
+    assert f'[personalized · preference · "{taste.memory_id}"' in system
 
 
 async def test_recalled_text_that_looks_like_an_instruction_stays_quoted(services, llm):
@@ -62,8 +62,8 @@ async def test_archived_messages_are_evidence_with_their_chat_and_date(services,
     system = system_of(llm.requests_for("fake-lite")[0])
     item = next(i for i in reply.pack.items() if i["tier"] == "archive")
     assert item["text"] == f"operator: {said}"
-    assert f"[archive · evidence · {item['id']}" in system
-    assert "source telegram chat 42 2025-03-13" in system
+    assert f'[archive · evidence · "{item["id"]}"' in system
+    assert 'source "telegram" chat "42" "2025-03-13"' in system
     assert quoted_everywhere(item["text"], system)
 
 
