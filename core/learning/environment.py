@@ -80,18 +80,19 @@ class Pattern:
 
 
 def _messages(services: Services):
-    """Every message consent lets a job read (no cap), batch after batch, oldest first."""
-    offset = 0
+    """Every message consent lets a job read (no cap), batch after batch, in archive order."""
+    after = 0
     while True:
+        # Keyset paging: each batch is an index range, however large the archive.
         rows = services.db.rows(
-            "SELECT id, text, sent_at, sender, is_operator FROM captures WHERE role = 'user' "
-            f"AND {LEARNABLE} AND length(text) >= 12 ORDER BY sent_at LIMIT ? OFFSET ?",
-            (BATCH, offset),
+            "SELECT rowid, id, text, sender, is_operator FROM captures WHERE rowid > ? "
+            f"AND role = 'user' AND {LEARNABLE} AND length(text) >= 12 ORDER BY rowid LIMIT ?",
+            (after, BATCH),
         )
         if not rows:
             return
-        yield from rows
-        offset += len(rows)
+        yield from (row[1:] for row in rows)
+        after = rows[-1][0]
 
 
 def _same_subject(a: Outcome, b: Outcome) -> bool:
@@ -107,7 +108,7 @@ def written_patterns(services: Services) -> list[Pattern]:
     """Recurring outcomes stated in the archive, grouped by bucket and subject."""
     consent = Consent(services)
     groups: list[tuple[Outcome, list[tuple[str, str | None, bool]]]] = []
-    for capture_id, text, _sent, sender, is_operator in _messages(services):
+    for capture_id, text, sender, is_operator in _messages(services):
         if not consent.allows(text):
             continue
         for outcome in read_outcomes(text):
