@@ -111,6 +111,11 @@ class MemoryStore:
         return len(rows)
 
     @staticmethod
+    def vector_meta(row: MemoryEntry) -> dict[str, Any]:
+        """The metadata an entry's vector carries (no text: Chroma never holds a copy)."""
+        return MemoryStore._vector_meta(row)
+
+    @staticmethod
     def _vector_meta(row: MemoryEntry) -> dict[str, Any]:
         # Metadata only: no text, so Chroma never holds a readable copy of a memory.
         return {

@@ -17,19 +17,23 @@ Recalls are read from the traces (each one lists its pack's item ids) and counte
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
-from core.errors import InvalidInput
+from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
+from core.memory.entries import MemoryStore
 from core.storage.db import db_time, from_db_time
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
     from core.services import Services
+
+log = logging.getLogger(__name__)
 
 BASE_DAYS = 30
 FADING_TIERS = ("episodic",)
@@ -205,18 +209,53 @@ def fade_due(services: Services) -> dict[str, Any]:
     """The `fade` job: count new recalls, then archive every entry past its lifetime."""
     counted = count_recalls(services)
     now = services.clock.now()
-    faded = []
-    for life in schedule(services, within_days=0):
-        entry = services.memory.require(life.memory_id)
-        attributes = {**entry.attributes, "faded_at": now.isoformat(), "fade_reason": life.reason()}
-        services.memory.set_status(entry.memory_id, "faded", attributes=attributes)
-        faded.append(entry.memory_id)
+    due = {life.memory_id: life for life in schedule(services, within_days=0)}
+    rows = []
+    with services.db.session(write=True) as session:
+        for row in session.exec(select(MemoryEntry).where(col(MemoryEntry.memory_id).in_(due))):
+            if row.status != "active":  # changed meanwhile (forgotten, superseded)
+                continue
+            reason = due[row.memory_id].reason()
+            row.attributes = {**row.attributes, "faded_at": now.isoformat(), "fade_reason": reason}
+            row.status, row.vector_state = "faded", "pending"
+            session.add(row)
+            rows.append(row)
+        session.flush()
+        for row in rows:
+            session.refresh(row)
+            session.expunge(row)
+    _refresh_vectors(services, rows)
+    faded = sorted(r.memory_id for r in rows)
     return {
         "recalls_counted": counted,
         "faded": len(faded),
         "faded_ids": faded,
         "due_soon": len(schedule(services, within_days=SOON_DAYS)),
     }
+
+
+def _refresh_vectors(services: Services, rows: list[MemoryEntry]) -> None:
+    """Give the vector store the faded status (recall filters on it), reusing the stored
+    vectors: the text did not change, so nothing is embedded again. Left `pending` when the
+    store cannot answer; the index-pending job finishes it."""
+    if not rows:
+        return
+    try:
+        stored = services.vectors.get_vectors("memory", [r.uuid for r in rows])
+        kept = [r for r in rows if r.uuid in stored]
+        if kept:
+            services.vectors.upsert(
+                "memory", [r.uuid for r in kept], [stored[r.uuid] for r in kept],
+                [MemoryStore.vector_meta(r) for r in kept],
+            )  # fmt: skip
+            services.db.execute(
+                "UPDATE memory_entries SET vector_state = 'indexed' WHERE uuid IN "
+                f"({','.join('?' * len(kept))})",
+                tuple(r.uuid for r in kept),
+            )
+        services.memory.index([r for r in rows if r.uuid not in stored])  # never embedded
+    except EloraError as exc:
+        log.warning("faded entries wait for their vectors' status: %s", exc)
 
 
 def restore(services: Services, memory_id: str) -> MemoryEntry:

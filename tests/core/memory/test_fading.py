@@ -103,6 +103,9 @@ def test_a_faded_entry_keeps_everything_leaves_recall_and_comes_back(services, c
     assert "importance 1: 30 d" in faded.attributes["fade_reason"]
     hits, _ = services.memory.search("démo Atlas Nordhaven", 5)
     assert hits == []
+    vector = services.embedder.embed_query("démo Atlas Nordhaven").tolist()
+    [hit] = services.vectors.query("memory", vector, 5, {"status": "faded"})  # not re-embedded
+    assert hit.id == saved.uuid and faded.vector_state == "indexed"
 
     back = restore(services, "event.demo")
 
