@@ -120,6 +120,18 @@ CASES: dict[str, list[dict]] = {
         {"windows": [[{"ref": "w1m1", "date": "2025-03-14", "speaker": "Léa", "text": INJECTION}]]}
     ],
     "file_register": [{"files": [FILE]}],
+    "reflexion": [
+        {
+            "operator": "Camille",
+            "corrections": [
+                {"speaker": "Camille", "question": INJECTION, "reply": INJECTION, "text": INJECTION}
+            ],
+        },
+        {
+            "operator": "Camille",
+            "corrections": [{"speaker": "", "question": INJECTION, "reply": "", "text": ""}],
+        },
+    ],
     "subagent": [{"instructions": "Find the lease end date.", "question_prefix": "QUESTION:"}],
     "system": [
         {
