@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 # many. L3 (deep search) reaches further down. Never below the floor, never past the budget.
 GAP = {"L2": 0.35, "L3": 0.4}
 MAX_TURNS = {"L2": 40, "L3": 60}
+# What a turn pays for each turn of its window already chosen (spread): a tenth of the spread
+# of scores between a clear answer and the floor.
+REPEAT_COST = 0.03
 SHORT_TURN_CHARS = 80  # a turn this short rarely stands on its own: show the turn it answers
 CONTEXT_CHARS = 200
 
@@ -38,11 +41,29 @@ class Evidence:
 
 
 def choose(hits: list[TurnHit], stage: str, floor: float) -> list[TurnHit]:
-    """The turns worth showing: within the stage's gap of the best one and above the floor."""
+    """The turns worth showing: within the stage's gap of the best one and above the floor,
+    spread over the conversations they come from (see `spread`)."""
     if not hits:
         return []
     cut = max(floor, hits[0].score - GAP[stage])
-    return [h for h in hits[: MAX_TURNS[stage]] if h.score >= cut]
+    return spread([h for h in hits[: MAX_TURNS[stage]] if h.score >= cut])
+
+
+def spread(hits: list[TurnHit]) -> list[TurnHit]:
+    """Best first, each turn ranked after paying for the turns already taken from its window.
+
+    Evidence spread over several sessions ("what activities does Melanie do?") must not lose
+    its places in the budget to the third and fourth turn of the best session: each turn
+    already taken from a window lowers the rest of that window by REPEAT_COST (greedy, as MMR
+    does with similarity, the window standing for the session). A window that holds the
+    evidence by far still comes first: the cost only reorders turns that score alike."""
+    left, out, taken = list(hits), [], {}
+    while left:
+        best = max(left, key=lambda h: h.score - REPEAT_COST * taken.get(h.chunk_id, 0))
+        left.remove(best)
+        out.append(best)
+        taken[best.chunk_id] = taken.get(best.chunk_id, 0) + 1
+    return out
 
 
 def group(chosen: list[TurnHit]) -> list[Evidence]:

@@ -248,6 +248,7 @@ def _rerank(ranked: list[TurnHit], subjects: list[Subject]):
         history[subject.current.rowid] = subject.older
     for subject in subjects:  # a subject whose members were all found as successors
         if subject.current.rowid not in placed:
+            subject.current.score = max(subject.score, subject.current.score)
             out.insert(0, subject.current)
             history[subject.current.rowid] = subject.older
     return out, history
