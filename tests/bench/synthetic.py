@@ -455,7 +455,7 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
         )
     for i in range(0, len(rows), UPSERT_BATCH):
         part = rows[i : i + UPSERT_BATCH]
-        with services.db.session() as session:
+        with services.db.session(write=True) as session:  # plan creates missing turn keys
             embed = turns.plan(session.connection(), [(r[0], r[6], r[3], r[5]) for r in part], gap)
         done = turns.finish(embed, resampled_vectors(services, embed.texts, seed + i))
         ids = [r[0] for r in part if r[0] in done.chunks]
