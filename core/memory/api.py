@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 from core.ids import memory_uuid
 from core.memory.forget import ForgetReport, forget_entry
 from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, text_key, topics_from_text
-from core.memory.tombstones import lift
+from core.memory.tombstones import digest, lift
 from core.storage.models import MemoryEntry
+from core.undo.context import labelled
+from core.undo.log import undoable
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -44,8 +46,26 @@ def remember_or_confirm(
     attributes: dict[str, Any] | None = None,
 ) -> Remembered:
     """An explicit save by the operator: fills the strict schema with operator-authority
-    defaults; saying a kept memory again confirms it instead of adding a copy."""
-    lift(services, text)  # an explicit save is consent given again (core.memory.tombstones)
+    defaults; saying a kept memory again confirms it instead of adding a copy. Undoable for
+    ELORA_UNDO_MINUTES (core.undo)."""
+    with undoable(services, "remember", memory_id or "", "remember") as change:
+        # An explicit save is consent given again (core.memory.tombstones); an undo of it
+        # puts the tombstone back.
+        buried = digest(services, text)
+        if lift(services, text):
+            change.lifted.append(buried)
+        kept = _remember(services, text, kind=kind, tier=tier, importance=importance,
+                         topics=topics, scope=scope, memory_id=memory_id, sources=sources,
+                         attributes=attributes)  # fmt: skip
+        change.target = change.target or kept.entry.memory_id
+    return kept
+
+
+def _remember(
+    services: Services, text: str, *, kind: str, tier: str | None, importance: int,
+    topics: list[str] | None, scope: str, memory_id: str | None,
+    sources: list[dict[str, Any]] | None, attributes: dict[str, Any] | None,
+) -> Remembered:  # fmt: skip
     now = services.clock.now()
     memory_id = memory_id or _free_slug(services, slug_for(kind, text))
     # A plain dict: save() validates it and turns a bad field into InvalidInput (one clear line).
@@ -103,7 +123,8 @@ def confirm_entry(
     data["last_touched"] = services.clock.now()
     data["sources"] = [*entry.sources, *(s for s in sources if s not in entry.sources)]
     data["importance"] = max(entry.importance, importance)
-    return services.memory.save(data)
+    with labelled("confirm"):
+        return services.memory.save(data)
 
 
 def _free_slug(services: Services, base: str) -> str:
