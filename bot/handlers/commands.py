@@ -73,12 +73,18 @@ async def remember_command(update: Update, context: EloraContext) -> None:
         from core.learning.canonical import capture_sources
 
         sources = capture_sources(context.services, [capture_id])
-    kept = remember_or_confirm(
-        context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
-    )
+    from bot.handlers.undo import acting_here, undo_keyboard
+
+    with acting_here(update) as who:
+        kept = remember_or_confirm(
+            context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
+        )
     entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
-    await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
-                                    n=entry.observations))  # fmt: skip
+    await update.effective_message.reply_text(
+        context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
+                    n=entry.observations),
+        parse_mode=ParseMode.HTML, reply_markup=undo_keyboard(update, context, who.last_action),
+    )  # fmt: skip
 
 
 async def topics(update: Update, context: EloraContext) -> None:
@@ -94,7 +100,8 @@ async def topics(update: Update, context: EloraContext) -> None:
     for row in rows[:40]:
         tags = ", ".join(row["topics"][:4])
         lines.append(
-            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] {html.escape(tags)}"
+            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] "
+            f"★{row['importance']} {html.escape(tags)}"
         )
     if len(rows) > 40:
         lines.append(f"… +{len(rows) - 40}")

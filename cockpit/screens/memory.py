@@ -17,6 +17,7 @@ from cockpit.widgets.dialogs import ConfirmDialog
 from core.memory.schema import TIERS, Status
 
 PAGE = 50
+VERSIONS_SHOWN = 6
 STATUSES: tuple[str, ...] = get_args(Status)
 
 # How a link reads from the entry it points at.
@@ -130,10 +131,13 @@ class MemoryScreen(EloraScreen):
 
     def _details(self, entry) -> dict[str, Any]:
         """Links and history of an entry (fetched in a worker, not on the UI thread)."""
+        from core.memory.versions import history
+
         memory = self.services.memory
         links = memory.links_of([entry.uuid])
         related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
-        return {"uuid": entry.uuid, "links": links, "related": related}
+        versions = history(self.services, entry.memory_id) if memory.get(entry.memory_id) else []
+        return {"uuid": entry.uuid, "links": links, "related": related, "versions": versions}
 
     def show(self, data: dict[str, Any]) -> None:
         q: MemoryQuery = data["query"]
@@ -233,20 +237,24 @@ class MemoryScreen(EloraScreen):
             self.action_refresh_data()
 
     def action_forget(self) -> None:
-        from core.memory.api import forget_memory
+        from core.memory.unforget import forget, undo_note
 
         entry = self._selected()
         if entry is None:
             self.notify("No entry selected.", severity="warning")
             return
+        held = self.services.settings.undo_minutes > 0
+        after = f" · z: {undo_note(self.services)}" if held else ""
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(lambda: forget_memory(self.services, entry.memory_id),
-                                lambda r: self.action_refresh_data(), success=f"forgot {entry.memory_id}")  # fmt: skip
+                self.background(self.as_operator(lambda: forget(self.services, entry.memory_id)),
+                                lambda r: self.action_refresh_data(),
+                                success=f"forgot {entry.memory_id}{after}")  # fmt: skip
 
-        question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
-                    "It is erased from every store; this cannot be undone.")  # fmt: skip
+        then = (f"It is erased from every store; {undo_note(self.services)}." if held
+                else "It is erased from every store; this cannot be undone.")  # fmt: skip
+        question = f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n{then}"
         self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
 
 
@@ -285,4 +293,11 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
             relation = link.relation if outgoing else PASSIVE.get(link.relation, link.relation)
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
+    versions = details.get("versions") or []
+    if len(versions) > 1:  # one version is the entry as shown above
+        parts += ["", f"[b]Versions[/b] (elora history {escape(entry.memory_id)})"]
+        for v in versions[-VERSIONS_SHOWN:]:
+            parts.append(escape(f"v{v.version} {v.created_at:%Y-%m-%d %H:%M} {v.change} "
+                                f"({v.surface}) · {v.data['status']}: "
+                                f"{v.data['canonical_text'][:80]}"))  # fmt: skip
     return Group(*parts)
