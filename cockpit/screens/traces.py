@@ -37,8 +37,10 @@ class TracesScreen(EloraScreen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
+        # The models column is the escalation path (LITE→FLASH): it says what an escalation
+        # count would, and which tiers answered.
         for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 14),
-                             ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip
+                             ("ms", 6), ("cost", 8)):  # fmt: skip
             table.add_column(label, width=width)
         self.sub_title = "traces"
 
@@ -62,7 +64,7 @@ class TracesScreen(EloraScreen):
             cost = "?" if t.cost is None else f"{t.cost:.5f}"
             rows.append((t.id, (f"{t.created_at:%m-%d %H:%M}", t.surface,
                                 str((t.classification or {}).get("intent", "-")), models,
-                                str(len(t.escalations)), str(t.latency_ms), cost)))  # fmt: skip
+                                str(t.latency_ms), cost)))  # fmt: skip
         refill(self.query_one(DataTable), rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -46,9 +46,9 @@ async def test_recent_requests_with_classification_models_escalations_latency_co
 
         assert table_keys(table) == ["t-fail", "t-esc", "t-old"]  # newest first
         assert table.get_row("t-esc") == [
-            "03-14 08:30", "cockpit", "question-about-past", "LITE→FLASH", "1", "1500", "0.01000"
+            "03-14 08:30", "cockpit", "question-about-past", "LITE→FLASH", "1500", "0.01000"
         ]  # fmt: skip
-        assert table.get_row("t-fail")[3:] == ["-", "0", "30000", "?"]
+        assert table.get_row("t-fail")[3:] == ["-", "30000", "?"]
 
 
 async def test_the_highlighted_trace_is_detailed(services, clock, cockpit):

@@ -28,12 +28,12 @@ def run(args) -> int:
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} recent request(s) · ${spent:.4f} spent today")
-    for column in ("id", "time", "surface", "intent", "models", "esc", "ms", "cost", "status"):
+    for column in ("id", "time", "surface", "intent", "models", "ms", "cost", "status"):
         table.add_column(column, overflow="fold")
     for r in rows:
         cost = "?" if r["cost"] is None else f"{r['cost']:.5f}"
         table.add_row(r["id"][:8], r["created_at"][5:16].replace("T", " "), r["surface"],
-                      str(r["intent"] or "-"), r["models"], str(r["escalations"]),
-                      str(r["latency_ms"]), cost, r["error"] or "ok")  # fmt: skip
+                      str(r["intent"] or "-"), r["models"], str(r["latency_ms"]), cost,
+                      r["error"] or "ok")  # fmt: skip
     console().print(table)
     return 0
