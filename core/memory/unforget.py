@@ -23,7 +23,6 @@ from sqlalchemy import Connection
 
 from core.errors import CannotUndo
 from core.memory.forget import forget_entry
-from core.storage.db import db_time
 from core.undo import log as undo_log
 from core.undo.context import current_acting, labelled
 
@@ -55,6 +54,7 @@ class Held:
     rewrites: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)  # capture ids it withheld
     tombstones: list[str] = field(default_factory=list)  # digests it laid
+    logged: int = 0  # its forget_log row: later forgets by phrase block the undo
 
 
 class HeldForgets:
@@ -120,9 +120,10 @@ def forget(
                             [entry.uuid])  # fmt: skip
     if action is None:
         return report, None
+    logged = services.db.rows("SELECT max(id) FROM forget_log")[0][0] or 0
     held = Held(action.id, kept["uuids"], kept["memory_ids"], action.expires_at,
                 kept["rows"], kept["conflicts"], kept["rewrites"], withheld,
-                sorted(_tombstones(services) - before))  # fmt: skip
+                sorted(_tombstones(services) - before), logged)  # fmt: skip
     services.held_forgets.put(held)
     return report, action
 
@@ -210,8 +211,7 @@ def undo_forget(services: Services, action: Action) -> Undone:
         if e["uuid"] in taken or services.memory.get(e["memory_id"]) is not None:
             raise CannotUndo(f"a memory {e['memory_id']} was saved since; nothing was restored")
     since = services.db.rows(
-        "SELECT count(*) FROM forget_log WHERE matching = 1 AND forgotten_at > ?",
-        (db_time(action.created_at),),
+        "SELECT count(*) FROM forget_log WHERE matching = 1 AND id > ?", (held.logged,)
     )[0][0]
     if since:  # it may have covered this memory's words: consent wins over the undo
         raise CannotUndo("a forget by phrase ran since this one; nothing was restored")
