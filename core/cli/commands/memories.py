@@ -77,8 +77,9 @@ def _say_cut(ranked, floor: float) -> None:
     """Under a search: what the cut-off left out, or why there was none."""
     if ranked.degraded:
         print("embeddings unavailable: ranked by words only, no relevance cut-off")
+    elif not ranked.hits and ranked.below:
+        print(f"nothing relevant enough: {ranked.below} weak match(es) under the relevance "
+              f"cut-off (score {floor:.2f}); --min-score 0 shows them anyway")  # fmt: skip
     elif ranked.below:
         print(f"{ranked.below} weaker match(es) below the relevance cut-off (score {floor:.2f}, "
               "or well under the best) left out; --min-score 0 shows them")  # fmt: skip
-    elif not ranked.hits:
-        print("nothing relevant enough; --min-score 0 shows the closest entries anyway")
