@@ -68,7 +68,7 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
         refuse_if_buried(services, proposal.text)
     claim = _claim(services, proposal)  # the bot and the cockpit may approve it at once
     label = "edit" if edit is not None else "approve"
-    with undoable(services, "approve", proposal.id, label) as change:
+    with undoable(services, "approve", proposal.id) as change, labelled(label):
         change.proposal_before(proposal.id, _state(proposal, edited=edit is not None))
         try:
             entry = _apply(services, proposal, edit)

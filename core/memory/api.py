@@ -48,7 +48,7 @@ def remember_or_confirm(
     """An explicit save by the operator: fills the strict schema with operator-authority
     defaults; saying a kept memory again confirms it instead of adding a copy. Undoable for
     ELORA_UNDO_MINUTES (core.undo)."""
-    with undoable(services, "remember", memory_id or "", "remember") as change:
+    with undoable(services, "remember", memory_id or "") as change, labelled("remember"):
         # An explicit save is consent given again (core.memory.tombstones); an undo of it
         # puts the tombstone back.
         buried = digest(services, text)

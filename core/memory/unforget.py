@@ -250,6 +250,8 @@ def _put_back(services: Services, held: Held) -> None:
                 values = {k: v for k, v in row.items() if k != key}
                 if table == "memory_entries":
                     values["vector_state"] = "pending"
+                if table == "proposals":  # a forget proposal was claimed while approved
+                    values["claimed_at"] = None
                 names = list(values)
                 conn.exec_driver_sql(
                     f"INSERT INTO {table} ({', '.join(names)}) VALUES ({_marks(names)})",

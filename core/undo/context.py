@@ -37,7 +37,6 @@ class Change:
 
     kind: str
     target: str
-    label: str | None = None  # how the versions it writes are named (approve, edit, ...)
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     links: list[int] = field(default_factory=list)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -92,14 +91,14 @@ def current_change() -> Change | None:
 
 
 @contextmanager
-def changing(kind: str, target: str, label: str | None = None) -> Iterator[tuple[Change, bool]]:
+def changing(kind: str, target: str) -> Iterator[tuple[Change, bool]]:
     """Collect what the block changes under one action; nested actions join the outer one.
     Yields (change, outermost): only the outermost action is logged."""
     outer = _CHANGE.get()
     if outer is not None:
         yield outer, False
         return
-    change = Change(kind, target, label)
+    change = Change(kind, target)
     token = _CHANGE.set(change)
     try:
         yield change, True
@@ -122,8 +121,4 @@ def labelled(label: str) -> Iterator[None]:
 
 def current_label() -> str | None:
     """How a version written now should be named, if a caller said (innermost first)."""
-    label = _LABEL.get()
-    if label is not None:
-        return label
-    change = _CHANGE.get()
-    return change.label if change is not None else None
+    return _LABEL.get()

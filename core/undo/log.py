@@ -92,11 +92,10 @@ def write(services: Services, kind: str, target: str, data: dict[str, Any],
 
 
 @contextmanager
-def undoable(services: Services, kind: str, target: str, label: str | None = None
-             ) -> Iterator[Change]:  # fmt: skip
+def undoable(services: Services, kind: str, target: str) -> Iterator[Change]:
     """Run the block as one undoable action: what it changes is logged when it succeeds
     (an action inside another one joins it)."""
-    with changing(kind, target, label) as (change, outermost):
+    with changing(kind, target) as (change, outermost):
         yield change
     if outermost and not change.is_empty():
         write(services, change.kind, change.target, change.to_json(), list(change.entries))

@@ -150,3 +150,23 @@ def test_a_memory_saved_again_since_blocks_the_undo(services):
     with pytest.raises(CannotUndo, match="saved since"):
         undo(services, action.id)
     assert services.memory.require("fact.locker").canonical_text == "Le casier est le numéro 12"
+
+
+def test_an_approved_proposal_to_forget_is_undone_back_to_the_queue(services, clock):
+    from core.learning import review
+    from core.learning.proposals import being_decided
+
+    kept = save_memory(services, entry("fact.gym", "La salle de sport ouvre à 6h"))
+    proposal = services.proposals.create(
+        text=kept.canonical_text, kind="fact", tier="semantic", memory_id="fact.gym",
+        candidate={"action": "forget"}, conflict_uuid=kept.uuid, conflict_relation="forget",
+    )  # fmt: skip
+    with acting("cockpit", holds=True) as who:
+        gone = review.approve(services, proposal.id)
+    assert gone.status == "forgotten" and services.memory.get("fact.gym") is None
+
+    undo(services, who.last_action)
+
+    back = services.proposals.get(proposal.id)
+    assert back.status == "pending" and not being_decided(back, clock.now())
+    assert services.memory.require("fact.gym").canonical_text == "La salle de sport ouvre à 6h"
