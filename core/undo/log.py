@@ -139,6 +139,11 @@ def recent(services: Services, include_closed: bool = False, limit: int = 50) ->
     return [_action(r) for r in rows]
 
 
+def about(services: Services, uuid: str) -> list[Action]:
+    """The open actions that changed an entry, newest first."""
+    return [a for a in recent(services, limit=500) if uuid in a.entry_uuids]
+
+
 def claim(services: Services, action: Action) -> None:
     """Mark an action undone before undoing it, so two surfaces never undo it twice."""
     now = services.clock.now()

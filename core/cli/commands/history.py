@@ -16,14 +16,18 @@ def configure(parser) -> None:
 def run(args) -> int:
     from core.cli.context import console, print_json, services
     from core.memory.versions import history
+    from core.undo import log
 
     svc = services()
     try:
         versions = history(svc, args.memory_id)
+        actions = log.about(svc, svc.memory.require(args.memory_id).uuid)
+        now = svc.clock.now()
     finally:
         svc.close()
     if args.json:
-        print_json([v.to_json() for v in versions])
+        print_json({"memory_id": args.memory_id, "versions": [v.to_json() for v in versions],
+                    "undoable": [a.to_json() for a in actions]})  # fmt: skip
         return 0
     from rich.table import Table
 
@@ -36,5 +40,8 @@ def run(args) -> int:
                       v.data["status"], str(v.data["importance"]),
                       v.data["canonical_text"])  # fmt: skip
     console().print(table)
-    print(f"restore one with `elora restore {args.memory_id} --version N`")
+    for a in actions:
+        print(f"can be undone for {a.minutes_left(now)} more minute(s): {a.kind} {a.id[:8]} "
+              f"({a.surface}, {a.created_at:%H:%M}) — `elora undo {a.id[:8]}`")  # fmt: skip
+    print(f"restore a version with `elora restore {args.memory_id} --version N`")
     return 0

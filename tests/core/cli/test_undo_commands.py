@@ -75,11 +75,13 @@ def test_history_lists_versions_and_restore_brings_one_back(home, capsys):
     as_json(capsys, "remember", "Camille drinks green tea", "--id", "pref.tea")
     as_json(capsys, "remember", "Camille switched to black coffee", "--id", "pref.tea")
 
-    versions = as_json(capsys, "history", "pref.tea")
-    assert [(v["version"], v["change"], v["surface"]) for v in versions] == [
+    shown = as_json(capsys, "history", "pref.tea")
+    assert [(v["version"], v["change"], v["surface"]) for v in shown["versions"]] == [
         (1, "remember", "cli"), (2, "remember", "cli")]  # fmt: skip
+    assert [a["kind"] for a in shown["undoable"]] == ["remember", "remember"]
     code, out, _ = run(capsys, "history", "pref.tea")
     assert code == 0 and "green tea" in out and "black coffee" in out
+    assert re.search(r"can be undone for \\d+ more minute\(s\): remember [0-9a-f]{8}", out)
 
     code, out, _ = run(capsys, "restore", "pref.tea", "--version", "1")
 
