@@ -81,7 +81,7 @@ def test_history_lists_versions_and_restore_brings_one_back(home, capsys):
     assert [a["kind"] for a in shown["undoable"]] == ["remember", "remember"]
     code, out, _ = run(capsys, "history", "pref.tea")
     assert code == 0 and "green tea" in out and "black coffee" in out
-    assert re.search(r"can be undone for \\d+ more minute\(s\): remember [0-9a-f]{8}", out)
+    assert re.search(r"can be undone for \d+ more minute\(s\): remember [0-9a-f]{8}", out)
 
     code, out, _ = run(capsys, "restore", "pref.tea", "--version", "1")
 
