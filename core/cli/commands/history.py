@@ -1,10 +1,12 @@
-"""`elora history MEMORY_ID`: every version of an entry and the change that made it."""
+"""`elora history MEMORY_ID`: every version of an entry, the change that made it, and the
+actions on it that can still be undone."""
 
 from __future__ import annotations
 
 NAME = "history"
 HELP = (
-    "an entry's versions: what changed, when, on which surface (restore one with `elora restore`)"
+    "an entry's versions (what changed, when, on which surface) and the actions on it that can "
+    "still be undone"
 )
 
 
