@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import uuid
 
@@ -13,6 +12,7 @@ from bot.context import EloraContext
 from bot.handlers.commands import _args_text
 from bot.handlers.undo import acting_here, undo_keyboard
 from core.errors import EloraError
+from core.offload import run_blocking
 
 PICKS = 5
 MAX_OFFERS = 20
@@ -51,7 +51,7 @@ def _messages_holding(services, memory_id: str) -> int:
 async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
                           edit=None) -> None:  # fmt: skip
     """The confirmation: the entry, how many messages hold it, and the buttons."""
-    messages = await asyncio.to_thread(_messages_holding, context.services, entry.memory_id)
+    messages = await run_blocking(_messages_holding, context.services, entry.memory_id)
     minutes = context.services.settings.undo_minutes
     text = context.say(update, "forget_confirm_undo" if minutes else "forget_confirm",
                        id=html.escape(entry.memory_id), n=minutes,
@@ -83,11 +83,11 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await asyncio.to_thread(services.memory.get, arg)
+    entry = await run_blocking(services.memory.get, arg)
     if entry is not None:
         await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
+    hits, _ = await run_blocking(services.memory.search, arg, limit=PICKS)
     if not hits:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
@@ -124,7 +124,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await asyncio.to_thread(context.services.memory.get, memory_id)
+        entry = await run_blocking(context.services.memory.get, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
@@ -132,7 +132,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     with_sources = action == "s"
     try:
-        report, undoable = await asyncio.to_thread(
+        report, undoable = await run_blocking(
             _forget, update, context.services, memory_id, with_sources
         )
     except EloraError:
@@ -160,7 +160,7 @@ def _forget(update: Update, services, memory_id: str, with_sources: bool):
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    rows = context.services.proposals.list(limit=PICKS)
+    rows = await run_blocking(context.services.proposals.list, limit=PICKS)
     if not rows:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
@@ -191,8 +191,7 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
     keyboard = None
     try:
         if action == "a":
-            with acting_here(update) as who:
-                entry = review.approve(context.services, proposal_id)
+            entry, who = await run_blocking(_approve, update, context.services, proposal_id)
             key = "forgotten" if entry.status == "forgotten" else "approved"
             if key == "forgotten" and who.last_action:
                 key = "forgotten_undo"
@@ -200,8 +199,16 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
                                   n=context.services.settings.undo_minutes)  # fmt: skip
             keyboard = undo_keyboard(update, context, who.last_action)
         else:
-            review.reject(context.services, proposal_id)
+            await run_blocking(review.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))
     await query.edit_message_text(message, parse_mode=ParseMode.HTML, reply_markup=keyboard)
+
+
+def _approve(update: Update, services, proposal_id: str):
+    """Approve as this user; returns the entry and who acted (with the undoable action)."""
+    from core.learning import review
+
+    with acting_here(update) as who:
+        return review.approve(services, proposal_id), who

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
@@ -10,6 +9,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from core.errors import EloraError
+from core.offload import run_blocking
 
 
 def undo_keyboard(update: Update, context: EloraContext, action_id: str | None):
@@ -48,7 +48,7 @@ async def on_undo_button(update: Update, context: EloraContext) -> None:
     await query.answer()
     action_id = query.data.split(":", 1)[1]
     try:
-        done = await asyncio.to_thread(_undo, context.services, action_id, update.effective_user.id)
+        done = await run_blocking(_undo, context.services, action_id, update.effective_user.id)
         ids = [*done.removed, *done.restored] or [done.action.id[:8]]
         what = ", ".join(f"<code>{html.escape(i)}</code>" for i in ids)
         message = context.say(update, "undone", what=what)

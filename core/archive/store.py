@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING
-
-from sqlalchemy import Connection
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
@@ -74,6 +74,13 @@ class Archive:
         self.spool = services.spool
         self._indexing = threading.Lock()
 
+    @cached_property
+    def indexer(self):
+        """The background indexer that embeds new chunks of every chat after the replies."""
+        from core.archive.indexer import Indexer
+
+        return Indexer(self)
+
     # -- writing ---------------------------------------------------------------------------
 
     def capture(self, item: CaptureIn, index: bool = True) -> CaptureResult:
@@ -85,7 +92,10 @@ class Archive:
             new, chunk_ids = self._write([item], windows=False)
         except StorageUnavailable as exc:
             self.spool.append(item, reason=str(exc))
-            log.warning("database unavailable, capture %s spooled", item.id)
+            # Info, not warning: the surface tells the user once (a note), the replay logs
+            # what it stored, and a CLI's stderr stays one line.
+            log.info("database unavailable, capture %s spooled: %s", item.id, exc)
+            self.services.replayer.spooled()
             return CaptureResult(item.id, "spooled")
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
@@ -100,24 +110,28 @@ class Archive:
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
         now = db_time(self.services.clock.now())
-        with self.db.session() as session:
-            conn = session.connection()
-            fresh, rowids = self._insert_captures(conn, items, now)
-            chunk_ids = self._insert_chunks(conn, self._plan(fresh, windows), rowids)
-        return len(fresh), chunk_ids
 
-    def _insert_captures(self, conn: Connection, items, now):
+        def write(session) -> tuple[int, list[str]]:
+            # The DBAPI cursor directly: SQLAlchemy's per-statement overhead was most of an
+            # import batch's time under the write lock. The lock is held since BEGIN IMMEDIATE.
+            cur = session.connection().connection.driver_connection.cursor()
+            fresh, rowids = self._insert_captures(cur, items, now)
+            return len(fresh), self._insert_chunks(cur, self._plan(fresh, windows), rowids)
+
+        return self.db.write(write)
+
+    def _insert_captures(self, cur: sqlite3.Cursor, items, now):
         fresh: list[CaptureIn] = []
         rowids: dict[str, int] = {}
         for c in items:
-            row = conn.exec_driver_sql(
+            row = cur.execute(
                 _INSERT_CAPTURE,
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
                     c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
                     _dumps(c.media), _dumps(c.provenance), c.consent, c.operator,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is not None:
                 fresh.append(c)
                 rowids[c.id] = row[0]
@@ -140,20 +154,20 @@ class Archive:
                 plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
         return plans
 
-    def _insert_chunks(self, conn: Connection, plans: list[ChunkPlan], rowids) -> list[str]:
+    def _insert_chunks(self, cur: sqlite3.Cursor, plans: list[ChunkPlan], rowids) -> list[str]:
         ids = []
         for p in plans:
-            row = conn.exec_driver_sql(
+            row = cur.execute(
                 _INSERT_CHUNK,
                 (
                     p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
                     _dumps(p.speakers), db_time(p.first_at), db_time(p.last_at), p.part,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is None:
                 continue
             ids.append(p.id)
-            conn.exec_driver_sql(
+            cur.executemany(
                 "INSERT OR IGNORE INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?)",
                 [(row[0], rowids[cid]) for cid in p.capture_ids],
             )
@@ -268,13 +282,16 @@ class Archive:
     # -- maintenance -----------------------------------------------------------------------
 
     def replay_spool(self) -> dict[str, int]:
-        """Store every spooled capture (idempotently), then index what is new."""
-        report = self.spool.replay(lambda batch: self.store_batch(batch, windows=False))
+        """Store every spooled capture and trace (idempotently), then index what is pending."""
+        report = self.spool.replay(
+            lambda batch: self.store_batch(batch, windows=False), self.services.traces.store_spooled
+        )
         indexed = self.index_pending()
         return {
             "files": report.files,
             "lines": report.lines,
             "stored": report.stored,
+            "traces": report.traces,
             "unreadable": report.unreadable,
             "indexed": indexed,
         }
