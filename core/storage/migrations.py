@@ -360,6 +360,23 @@ UPDATE proposals SET status = 'pending' WHERE status = 'approving';
     )
 
 
+@migration(14, "memory over time: recall counts per entry")
+def m014_entry_recalls(conn: Connection) -> None:
+    # How often an entry reached a request's evidence pack, and when last: fading counts a
+    # recall as a use that extends an entry's lifetime (core.memory.fading). Kept beside the
+    # entry, not in it, so saving an entry never resets its count.
+    _run(
+        conn,
+        """
+CREATE TABLE entry_recalls (
+    uuid TEXT PRIMARY KEY,
+    recalls INTEGER NOT NULL DEFAULT 0,
+    last_recalled_at DATETIME
+);
+""",
+    )
+
+
 @migration(16, "entry versions and the undo log")
 def m016_versions_undo(conn: Connection) -> None:
     # entry_versions: every state an entry was written in (who, which surface, which change),

@@ -18,7 +18,13 @@ from core.undo.log import Action
 if TYPE_CHECKING:
     from core.services import Services
 
-WHAT = {"approve": "approval", "remember": "remember", "restore": "restore", "forget": "forget"}
+WHAT = {
+    "approve": "approval",
+    "remember": "remember",
+    "restore": "restore",
+    "forget": "forget",
+    "unfade": "restore of a faded entry",
+}
 
 
 @dataclass
