@@ -31,6 +31,7 @@ EXPECTED_SQL = {
     "archive": "SELECT count(*) FROM chunks WHERE vector_state = 'indexed'",
     "memory": "SELECT count(*) FROM memory_entries WHERE vector_state = 'indexed'",
     "ephemeral": "SELECT count(*) FROM session_chunks",
+    "turns": "SELECT count(*) FROM turn_keys WHERE vector IS NOT NULL",
 }
 # Session vectors may be missing by design (saved while the embedder was down): only these
 # collections decide whether recall can trust the vectors.
@@ -216,6 +217,23 @@ class VectorSpace:
         self.ensure_compatible()
         vectors = self.embedder.embed_passages(list(texts))
         self.index.upsert(collection, ids, vectors.tolist(), metadatas)
+        self._claim()
+
+    def embed_passages(self, texts: Sequence[str]):
+        """Vectors of passages from the configured embedder (checked against the stored ones)."""
+        self.ensure_compatible()
+        return self.embedder.embed_passages(list(texts))
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        """Store vectors computed with embed_passages (the turn keys' means, for the archive)."""
+        self.ensure_compatible()
+        self.index.upsert(collection, ids, [list(map(float, v)) for v in vectors], metadatas)
         self._claim()
 
     def query(

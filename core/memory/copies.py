@@ -2,7 +2,8 @@
 
 A copy is:
 - an archived message that contains the phrase (the whole message is erased: the phrase is its
-  content, and a message cut around it would still say it), or that an entry named its source;
+  content, and a message cut around it would still say it), whose facts read by a model (its
+  turn key, core.archive.fact_keys) contain it, or that an entry named its source;
 - a memory entry that contains the phrase, or whose every source message is erased (it was
   drawn from them alone); an entry with other sources stays;
 - a proposal that contains the phrase, targets an erased entry, or cites an erased message;
@@ -250,13 +251,14 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     phrase, sources = target.phrase, set(target.source_ids)
     found, documents = [], set()
     rows = conn.exec_driver_sql(
-        "SELECT rowid, id, surface, chat_id, sent_at, role, kind, sender, text, media, "
-        "provenance FROM captures ORDER BY chat_id, sent_at"
+        "SELECT c.rowid, c.id, c.surface, c.chat_id, c.sent_at, c.role, c.kind, c.sender, "
+        "c.text, c.media, c.provenance, k.facts FROM captures c "
+        "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid ORDER BY c.chat_id, c.sent_at"
     )
-    for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
+    for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance, facts in rows:
         if cid in sources:
             why = "source"
-        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance):
+        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance, facts):
             why = "contains"
         else:
             continue
@@ -268,15 +270,16 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     return found, documents
 
 
-def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
-    """Whether a message's text, sender, attachment or provenance holds the phrase (folded
-    once for the whole row: reading the archive is most of a forget's time)."""
-    row = "\n".join(v for v in (text, sender, media, provenance) if v and v not in ("{}", "[]"))
+def _message_holds(phrase: Phrase, text, sender, media, provenance, facts=None) -> bool:
+    """Whether a message's text, sender, attachment, provenance or extracted facts hold the
+    phrase (folded once for the whole row: reading the archive is most of a forget's time)."""
+    stored = (text, sender, media, provenance, facts)
+    row = "\n".join(v for v in stored if v and v not in ("{}", "[]"))
     if "\\" not in row and phrase.folded not in fold_for_match(row):
         return False
     return (
         phrase.in_text(text) or phrase.in_text(sender)
-        or phrase.in_stored(media) or phrase.in_stored(provenance)
+        or phrase.in_stored(media) or phrase.in_stored(provenance) or phrase.in_stored(facts)
     )  # fmt: skip
 
 

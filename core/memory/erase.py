@@ -3,7 +3,7 @@
 SQLite runs with secure_delete (freed bytes are zeroed); the FTS5 indexes are merged
 ('optimize') so deleted terms leave their segments; the WAL is checkpointed and truncated.
 Chroma holds ids, vectors and a few metadata fields (never text): the vectors of erased
-chunks, entries and session chunks are deleted, and windows rewritten without an erased
+chunks, entries, session chunks and messages (turn keys) are deleted, and windows rewritten without an erased
 message are embedded again. Files are handled by `core.memory.home_files`.
 """
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FTS_INDEXES = ("entries_fts", "captures_fts", "chunks_fts")
+FTS_INDEXES = ("entries_fts", "captures_fts", "chunks_fts", "turn_keys_fts")
 JSON_COLUMNS = {"threads": {"messages"}, "traces": {"classification", "pack", "models",
                 "escalations", "tool_calls", "learning", "feedback"}}  # fmt: skip
 
@@ -228,6 +228,8 @@ def _erase_vectors(
         services.vectors.delete("memory", [e.uuid for e in plan.entries])
         services.vectors.delete("archive", dropped)
         services.vectors.delete("ephemeral", [c for s in plan.sessions for c in s.chunk_ids])
+        # Each erased message's own vector (its turn key), kept under the capture id.
+        services.vectors.delete("turns", [m.capture_id for m in plan.messages])
     except EloraError as exc:
         log.warning("forget: vectors not deleted (no text is stored with them): %s", exc)
         return False

@@ -30,6 +30,10 @@ def run(args) -> int:
         total = count_pending(svc, args.chat_id, since)
         with progress_bar("learning", total, unit="msgs") as advance:
             outcome = asyncio.run(learn_archive(svc, args.chat_id, since, on_progress=advance))
+        if outcome["extractor"] == "model":  # the same model indexes facts of the archive
+            from core.archive.fact_keys import extract_fact_keys
+
+            outcome["fact_keys"] = asyncio.run(extract_fact_keys(svc, svc.llm))
     finally:
         svc.close()
     if args.json:
@@ -40,4 +44,10 @@ def run(args) -> int:
             f"{outcome['proposals']} proposal(s), {outcome['blocked']} blocked by consent rules"
             + (f", {outcome['failures']} failure(s)" if outcome["failures"] else "")
         )
+        if "fact_keys" in outcome:
+            keys = outcome["fact_keys"]
+            print(
+                f"indexed {keys['facts']} fact(s) from {keys['messages']} archived messages"
+                + (f" ({keys['failure']})" if keys["failure"] else "")
+            )
     return 0
