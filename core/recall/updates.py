@@ -133,8 +133,11 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
     cue = has_change_cue(new.text)
     if not cue and closeness < CLOSE:
         return None
+    # An update is read with the statement it replaces: close to it, it is about what the
+    # question asks even in other words (another language, a new name for the value).
     relevance = calibrate(float(new.vector @ qvec))
-    if relevance < RELEVANT:
+    through_old = closeness * calibrate(float(old.vector @ qvec))
+    if max(relevance, through_old) < RELEVANT:
         return None
     shared = words()
     if cue:
