@@ -79,18 +79,18 @@ class Vocabulary:
         document frequencies over that of a word used once in the archive ("haha yes exactly"
         and "noted" are about 1, "Inscrite à la salle Fitness Park Part-Dieu, badge 55102" about
         7). Words everyone uses say little; the scale does not depend on the archive's size.
-        A text of `enough` * 3 words or more is taken as saying enough unread (the counts of
+        A text of `enough` * 2 words or more is taken as saying enough unread (the counts of
         common words are what cost), and so is one twice as long before stopwords go."""
         said = {rowid: self.said[rowid] for rowid in texts if rowid in self.said}
         words = {}
         for rowid, text in texts.items():
             if rowid in said:
                 continue
-            if len(text.split()) >= enough * 6:
+            if len(text.split()) >= enough * 4:
                 said[rowid] = enough
                 continue
             found = terms(text)
-            if len(found) >= enough * 3:
+            if len(found) >= enough * 2:
                 said[rowid] = enough
             else:
                 words[rowid] = found
