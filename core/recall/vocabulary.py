@@ -95,10 +95,10 @@ class Vocabulary:
             else:
                 words[rowid] = found
         self._lookup(list({(w, False) for ws in words.values() for w in ws}))
-        unit = math.log(max(self.total + 1, 4) / 2)  # a word used once in the archive
+        unit = math.log(self.total + 1)  # a word used once in the archive
 
         def idf(word: str) -> float:
-            return math.log((self.total + 1) / (self.documents.get((word, False), 0) + 1))
+            return math.log((self.total + 1) / max(1, self.documents.get((word, False), 0)))
 
         said.update({rowid: min(enough, sum(map(idf, ws)) / unit) for rowid, ws in words.items()})
         self.said.update(said)
