@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 WINDOW_FETCH = 10  # windows whose turns all become candidates
 DENSE_FETCH = 40  # single messages nearest to the question (the `turns` collection)
+# ... chosen among this many nearest by their closeness weighed by what they say (SAYS_ENOUGH):
+# the nearest keys to a question naming someone are that person's fillers ("Sam: noted").
+DENSE_PROBE = 160
 LEXICAL_FETCH = 40  # single messages found by their words
 RAREST = 5  # the question's rarest words nominate them
 PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
@@ -44,6 +47,12 @@ DATED_FETCH = 200  # messages naming a date inside the question's period
 WINDOW_SHARE = 0.3
 # Who said it: a turn by the person the question names is likelier evidence about them.
 SPEAKER_BONUS = 0.08
+# A key's meaning counts in proportion to what the turn itself says, up to this many rare words
+# (Vocabulary.information; a fact names at least who or what, and its value): a turn in words
+# everyone uses ("haha yes exactly", "noted") borrows its key's meaning from its speaker's name
+# and the turn it answers, and would otherwise come closest to any question naming its speaker.
+SAYS_ENOUGH = 3.0
+CONTEXT_SAYS = 0.5  # the turn it answers counts for this much of a turn's key
 # A turn that only hands the floor over with a question holds less than its answer (whose own
 # key already carries the question as context).
 ASKS_PENALTY = 0.08
@@ -103,11 +112,11 @@ def _turns(services, query, query_vector, windows, window, chats, vocabulary) ->
     # Nominated by their rarest words (the common ones match much of the archive and barely
     # move BM25), then scored on all of them.
     match = vocabulary.rarest(query, RAREST)
-    near = nearest_turns(services, query_vector, DENSE_FETCH, window, chats)
+    near = nearest_turns(services, query_vector, DENSE_PROBE, window, chats)
     with services.db.session() as session:
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
-        candidates |= set(rowids_of(conn, list(near)).values())
+        candidates |= _saying(services, conn, near, vocabulary)
         if match:
             candidates |= set(_lexical(conn, f"text : ({match})", window, chats))
         if window is not None and (window.start or window.end):
@@ -119,10 +128,14 @@ def _turns(services, query, query_vector, windows, window, chats, vocabulary) ->
     keyed = vocabulary.scores(query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
     # Only the best windows are scored (the others' vectors would have to be read too).
     window_score = {h.chunk_id: h.score for h in windows}
-    return _score(services, query, query_vector, rows, words, keyed, window_score, window)
+    keys = {r["rowid"]: (r["text"], r["context_rowid"]) for r in rows}
+    said = _key_information(_key_texts(services, keys), vocabulary)
+    return _score(services, query, query_vector, rows, words, keyed, window_score, window, said)
 
 
-def _score(services, query, qvec, rows, words, keyed, window_score, window) -> list[TurnHit]:
+def _score(
+    services, query, qvec, rows, words, keyed, window_score, window, information
+) -> list[TurnHit]:
     hybrid = qvec is not None
     strength = saturate_bm25 if hybrid else normalise_bm25
     lex = dict(zip(words, strength(list(words.values())), strict=True))
@@ -142,7 +155,8 @@ def _score(services, query, qvec, rows, words, keyed, window_score, window) -> l
         elif sim is None:  # not embedded on its own yet: its window's vector stands in
             own = around or 0.0
         else:
-            own = VECTOR_WEIGHT * calibrate(sim) + LEXICAL_WEIGHT * said
+            says = min(1.0, information.get(r["rowid"], SAYS_ENOUGH) / SAYS_ENOUGH)
+            own = VECTOR_WEIGHT * calibrate(sim) * says + LEXICAL_WEIGHT * said
         if around is None:  # its window was not among the best searched: neither for nor against
             around = own
         score = (own + WINDOW_SHARE * around) / (1 + WINDOW_SHARE)
@@ -156,6 +170,63 @@ def _score(services, query, qvec, rows, words, keyed, window_score, window) -> l
         )
     hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
     return hits
+
+
+def _saying(services, conn, near: dict[str, float], vocabulary: Vocabulary) -> set[int]:
+    """The DENSE_FETCH nearest turns once their closeness is weighed by what they say."""
+    if len(near) <= DENSE_FETCH:
+        return set(rowids_of(conn, list(near)).values())
+    marks = ",".join("?" * len(near))
+    rows = conn.exec_driver_sql(
+        f"SELECT c.id, c.rowid, c.text, k.context_rowid, x.text FROM captures c "
+        "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
+        f"LEFT JOIN captures x ON x.rowid = k.context_rowid WHERE c.id IN ({marks})",
+        tuple(near),
+    ).all()
+    said = _key_information({r[1]: (r[2], r[3], r[4]) for r in rows}, vocabulary)
+    calibrate = services.embedder.calibrate
+
+    def weight(row) -> float:
+        return calibrate(near[row[0]]) * min(1.0, said.get(row[1], 0.0) / SAYS_ENOUGH)
+
+    return {row[1] for row in sorted(rows, key=weight, reverse=True)[:DENSE_FETCH]}
+
+
+def _key_texts(services, keys: dict[int, tuple[str, int | None]]):
+    """(text, context rowid, context text) by turn rowid: the texts its key was made of."""
+    wanted = sorted({ctx for _, ctx in keys.values() if ctx is not None})
+    texts: dict[int, str] = {}
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        with services.db.session() as session:
+            texts = dict(
+                session.connection()
+                .exec_driver_sql(
+                    f"SELECT rowid, text FROM captures WHERE rowid IN ({marks})", tuple(wanted)
+                )
+                .all()
+            )
+    return {rowid: (text, ctx, texts.get(ctx)) for rowid, (text, ctx) in keys.items()}
+
+
+def _key_information(keys: dict[int, tuple], vocabulary: Vocabulary) -> dict[int, float]:
+    """What a turn's key says (Vocabulary.information): the turn's words and those of the turn
+    it answers, which its key holds too ("They're a real support" after a question about her
+    family says enough; "haha yes exactly" after "grave 😂" does not). The turn answered is
+    read only when the turn alone does not say enough."""
+    said = vocabulary.information(
+        {rowid: text for rowid, (text, _, _) in keys.items()}, SAYS_ENOUGH
+    )
+    needy = {
+        rowid: ctx
+        for rowid, (_, ctx, ctx_text) in keys.items()
+        if said[rowid] < SAYS_ENOUGH and ctx is not None and ctx_text
+    }
+    if needy:
+        around = vocabulary.information({keys[r][1]: keys[r][2] for r in needy}, SAYS_ENOUGH)
+        for rowid, ctx in needy.items():
+            said[rowid] += CONTEXT_SAYS * around.get(ctx, 0.0)
+    return said
 
 
 def nearest_turns(

@@ -133,7 +133,11 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
     cue = has_change_cue(new.text)
     if not cue and closeness < CLOSE:
         return None
+    # An update is read with the statement it replaces: as close to it as a restatement, it is
+    # about what the question asks even in other words (another language, the new value's name).
     relevance = calibrate(float(new.vector @ qvec))
+    if closeness >= CLOSE:
+        relevance = max(relevance, closeness * calibrate(float(old.vector @ qvec)))
     if relevance < RELEVANT:
         return None
     shared = words()

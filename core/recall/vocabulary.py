@@ -7,9 +7,10 @@ proportion to the archive. The few candidates a question has are scored here ins
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from core.recall.lexical import bm25, query_terms
+from core.recall.lexical import bm25, query_terms, terms
 
 if TYPE_CHECKING:
     from core.recall.turn_search import TurnHit
@@ -25,6 +26,7 @@ class Vocabulary:
         self.services = services
         self.documents: dict[Term, int] = {}
         self.total = 0
+        self.said: dict[int, float] = {}  # information of texts already read, by rowid
 
     def _lookup(self, wanted: list[Term]) -> None:
         missing = [q for q in wanted if q not in self.documents]
@@ -71,6 +73,36 @@ class Vocabulary:
         rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
         parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
         return " OR ".join(parts) if parts else None
+
+    def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
+        """How much each text says, in rare words, up to `enough`: the sum of its words' inverse
+        document frequencies over that of a word used once in the archive ("haha yes exactly"
+        and "noted" are about 1, "Inscrite à la salle Fitness Park Part-Dieu, badge 55102" about
+        7). Words everyone uses say little; the scale does not depend on the archive's size.
+        A text of `enough` * 2 words or more is taken as saying enough unread (the counts of
+        common words are what cost), and so is one twice as long before stopwords go."""
+        said = {rowid: self.said[rowid] for rowid in texts if rowid in self.said}
+        words = {}
+        for rowid, text in texts.items():
+            if rowid in said:
+                continue
+            if len(text.split()) >= enough * 4:
+                said[rowid] = enough
+                continue
+            found = terms(text)
+            if len(found) >= enough * 2:
+                said[rowid] = enough
+            else:
+                words[rowid] = found
+        self._lookup(list({(w, False) for ws in words.values() for w in ws}))
+        unit = math.log(self.total + 1)  # a word used once in the archive
+
+        def idf(word: str) -> float:
+            return math.log((self.total + 1) / max(1, self.documents.get((word, False), 0)))
+
+        said.update({rowid: min(enough, sum(map(idf, ws)) / unit) for rowid, ws in words.items()})
+        self.said.update(said)
+        return said
 
     def shared(self, anchor: TurnHit, turns: list[TurnHit]) -> dict[int, float]:
         """How much of the anchor's distinctive wording each turn shares: its BM25 for the

@@ -3,12 +3,15 @@ dated history, in French and English, from the archive and from entries."""
 
 from datetime import datetime, timedelta
 
+import numpy as np
 import pytest
 
 from core.memory.api import save_memory
 from core.prompts import render
 from core.recall.classifier import classify
 from core.recall.pack import build_pack
+from core.recall.turn_search import TurnHit
+from core.recall.updates import RELEVANT, _update_score
 from tests.core.memory.helpers import NOW, entry, message
 
 OLD, NEW, MENTION = "100", "200", "300"
@@ -129,3 +132,30 @@ def test_an_entry_superseded_by_a_newer_one_is_its_history(services):
     assert items[0]["id"] == "fact.vet-pixel-2"
     assert [h["id"] for h in items[0]["history"]] == ["fact.vet-pixel"]
     assert "fact.vet-pixel" not in pack.item_ids()
+
+
+def _vectors(q_old: float, q_new: float, old_new: float):
+    """Unit vectors (question, old, new) with these cosines."""
+    gram = np.array([[1, q_old, q_new], [q_old, 1, old_new], [q_new, old_new, 1]])
+    return np.linalg.cholesky(gram)  # rows: vectors with exactly these dot products
+
+
+def test_an_update_close_to_the_statement_it_replaces_is_linked_through_it(services):
+    """The update says it in other words (another language, the new value's name): by itself
+    it is barely about the question, but it is read with the statement it replaces."""
+    qvec, old_vec, new_vec = _vectors(q_old=0.87, q_new=0.78, old_new=0.93)
+    old = TurnHit(1, "a", None, "telegram", "42", "100", "Hugo", "The standup is at 9:15",
+                  datetime(2024, 9, 1), 1.0, vector=old_vec)  # fmt: skip
+    new = TurnHit(2, "b", None, "telegram", "42", "200", "Hugo",
+                  "Changement : le point du matin passe à 9h45", datetime(2025, 1, 6), 0.5,
+                  vector=new_vec)  # fmt: skip
+    calibrate = services.embedder.calibrate
+    assert calibrate(float(new_vec @ qvec)) < RELEVANT  # not relevant on its own
+
+    score = _update_score(services, qvec, old, new, lambda: 0.0)
+
+    assert score is not None
+    # Later chatter, as far from the old statement as from the question, is not an update.
+    _, far_old, far_new = _vectors(q_old=0.87, q_new=0.78, old_new=0.80)
+    new.vector, old.vector = far_new, far_old
+    assert _update_score(services, qvec, old, new, lambda: 0.0) is None
