@@ -38,7 +38,7 @@ class OrderedPerChat(BaseUpdateProcessor):
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers under its chat's lock, once."""
         update_id = update.update_id if isinstance(update, Update) else None
-        state = self.services.surfaces
+        state = self.services.chats
         async with self._locks[_chat_key(update)]:
             if update_id is not None and state.already_handled("telegram", update_id):
                 log.info("update %s already handled, skipped", update_id)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from core.memory.schema import TIERS, EntryIn
+from core.memory.schema import EntryIn
+from core.memory.vocabulary import MEMORY_TIERS
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -26,7 +27,7 @@ def audit(services: Services) -> dict[str, Any]:
     stale_before = (now - timedelta(days=STALE_DAYS)).strftime("%Y-%m-%d %H:%M:%S")
     tiers: dict[str, dict[str, Any]] = {
         t: {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0, "compliant": 0, "stale": 0}
-        for t in TIERS
+        for t in MEMORY_TIERS
     }
     offset = 0
     while True:

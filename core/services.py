@@ -128,32 +128,17 @@ class Services:
         return Assistant(self)
 
     @cached_property
-    def surfaces(self):
+    def chats(self):
         """Per-chat settings, reply→trace map and handled updates."""
-        from core.surfaces import SurfaceState
+        from core.chats import ChatState
 
-        return SurfaceState(self)
+        return ChatState(self)
 
     def window(self, surface: str, chat_id: str, user_id: str | None = None):
         """The persisted conversation window of a chat."""
         from core.conversation import ConversationWindow
 
         return ConversationWindow(self, surface, chat_id, user_id)
-
-    def redact(self, value):
-        """`value` with every configured secret replaced (strings, lists and dicts, deeply)."""
-        secrets = self.settings.secrets()
-        if not secrets:
-            return value
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, "[redacted]")
-            return value
-        if isinstance(value, list):
-            return [self.redact(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.redact(v) for k, v in value.items()}
-        return value
 
     def close(self) -> None:
         """Release database connections."""

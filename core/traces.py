@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, func, select
 
 from core.ids import new_id
+from core.logs import Redactor
 from core.storage.models import Trace
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ class TraceStore:
 
     def record(self, **fields: Any) -> Trace:
         """Store a trace (secrets are redacted from every text field first)."""
-        redact = self.services.redact
+        redact = Redactor(self.services.settings.secrets()).value
         pieces = _secret_pieces(self.services.settings.secrets())
         fields = {k: _scrub(redact(v), pieces) for k, v in fields.items()}
         trace = Trace(

@@ -9,7 +9,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from core.archive.records import CaptureIn
-from core.routing.tiers import TIERS, resolve
+from core.routing.tiers import MODEL_TIERS, resolve
 
 
 def _args_text(update: Update) -> str:
@@ -45,7 +45,7 @@ def capture_command(update: Update, context: EloraContext) -> str | None:
     """Archive a command message verbatim (unless the chat is private); return its capture id."""
     services = context.services
     chat = update.effective_chat
-    if services.surfaces.is_private("telegram", str(chat.id)):
+    if services.chats.is_private("telegram", str(chat.id)):
         return None
     message = update.effective_message
     result = services.archive.capture(
@@ -70,9 +70,7 @@ async def remember_command(update: Update, context: EloraContext) -> None:
     capture_id = capture_command(update, context)
     sources = None
     if capture_id:
-        from core.learning.canonical import capture_sources
-
-        sources = capture_sources(context.services, [capture_id])
+        sources = context.services.archive.sources([capture_id])
     kept = remember_or_confirm(
         context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
     )
@@ -107,7 +105,7 @@ async def private(update: Update, context: EloraContext) -> None:
     if arg not in ("on", "off"):
         await _html(update, context.say(update, "private_usage"))
         return
-    context.services.surfaces.set_private("telegram", str(update.effective_chat.id), arg == "on")
+    context.services.chats.set_private("telegram", str(update.effective_chat.id), arg == "on")
     await _html(update, context.say(update, f"private_{arg}"))
 
 
@@ -116,7 +114,7 @@ async def status(update: Update, context: EloraContext) -> None:
     services = context.services
     settings = services.settings
     models = []
-    for tier in TIERS:
+    for tier in MODEL_TIERS:
         spec = resolve(settings, tier)
         models.append(f"{tier}={html.escape(spec.model) if spec else '—'}")
     cap = settings.daily_spend_cap

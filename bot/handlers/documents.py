@@ -28,7 +28,7 @@ async def on_document(update: Update, context: EloraContext) -> None:
         return
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
     message = update.effective_message
-    private = await asyncio.to_thread(services.surfaces.is_private, "telegram", chat_id)
+    private = await asyncio.to_thread(services.chats.is_private, "telegram", chat_id)
     async with typing(update, context):
         file = await document.get_file()
         data = bytes(await file.download_as_bytearray())

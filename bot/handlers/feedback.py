@@ -33,7 +33,7 @@ async def on_reaction(update: Update, context: EloraContext) -> None:
         return
     reaction = update.message_reaction
     chat_id = str(reaction.chat.id)
-    trace_id = context.services.surfaces.trace_for("telegram", chat_id, str(reaction.message_id))
+    trace_id = context.services.chats.trace_for("telegram", chat_id, str(reaction.message_id))
     if trace_id is None:
         return
     try:

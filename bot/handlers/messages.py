@@ -14,7 +14,7 @@ def request_from(update: Update, context: EloraContext, text: str, **extra) -> R
     message = update.effective_message
     user = update.effective_user
     chat = update.effective_chat
-    private = context.services.surfaces.is_private("telegram", str(chat.id))
+    private = context.services.chats.is_private("telegram", str(chat.id))
     return Request(
         surface="telegram",
         chat_id=str(chat.id),

@@ -99,7 +99,7 @@ async def send_reply(
         sent.append(await send_html(chat_id, part, context, reply_markup=markup))
     if trace_id:
         for message in sent:
-            context.services.surfaces.remember_reply(
+            context.services.chats.remember_reply(
                 "telegram", str(chat_id), str(message.message_id), trace_id
             )
     return sent

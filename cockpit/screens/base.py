@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 5.0
-# Tier names shortened for a narrow table column.
-TIER_SHORT = {"semantic": "sem", "episodic": "epi", "procedural": "proc",
-              "personalized": "pers", "environment": "env"}  # fmt: skip
 
 
 class EloraScreen(Screen):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
@@ -12,12 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
+from cockpit.screens.base import EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog
-from core.memory.schema import TIERS, Status
+from core.memory.vocabulary import MEMORY_TIERS, STATUSES, TIER_SHORT
 
 PAGE = 50
-STATUSES: tuple[str, ...] = get_args(Status)
 
 # How a link reads from the entry it points at.
 PASSIVE = {"supersedes": "superseded by", "deprecates": "deprecated by",
@@ -66,7 +65,7 @@ class MemoryScreen(EloraScreen):
         yield Header()
         with Horizontal(id="memory-filters"):
             yield Input(placeholder="search memory (/ to focus)", id="search")
-            yield Select([(t, t) for t in TIERS], prompt="any tier", id="tier")
+            yield Select([(t, t) for t in MEMORY_TIERS], prompt="any tier", id="tier")
             yield Select([(s, s) for s in STATUSES], value="active", allow_blank=True,
                          prompt="any status", id="status")  # fmt: skip
             yield Input(placeholder="scope", id="scope")
@@ -215,7 +214,7 @@ class MemoryScreen(EloraScreen):
     def action_cycle(self, which: str) -> None:
         """t / x: step the tier or status filter through its values and back to any."""
         select = self.query_one(f"#{which}", Select)
-        values = [None, *(TIERS if which == "tier" else STATUSES)]
+        values = [None, *(MEMORY_TIERS if which == "tier" else STATUSES)]
         current = None if select.value in (Select.NULL, None) else select.value
         following = values[(values.index(current) + 1) % len(values)]
         if following is None:

@@ -13,8 +13,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
+from cockpit.screens.base import EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog, EditDialog
+from core.memory.vocabulary import TIER_SHORT
 
 OPEN = ("pending", "recommended")
 REJECTED = ("rejected",)
@@ -90,7 +91,6 @@ class ProposalsScreen(EloraScreen):
         return self.view
 
     def load(self, view: tuple[str, ...]) -> dict[str, Any]:
-        from core.learning.canonical import capture_sources
         from core.learning.proposals import being_decided
 
         services = self.services
@@ -98,7 +98,7 @@ class ProposalsScreen(EloraScreen):
         conflicts = services.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
         # One query for every source message of the page, not one per proposal.
         wanted = [c for p in rows for c in p.source_capture_ids]
-        sources = {s["capture_id"]: s for s in capture_sources(services, wanted)}
+        sources = {s["capture_id"]: s for s in services.archive.sources(wanted)}
         views = []
         now = services.clock.now()
         for p in rows:

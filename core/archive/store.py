@@ -8,14 +8,16 @@ import re
 import threading
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
+from sqlmodel import col, select
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
-from core.storage.db import db_time
+from core.storage.db import db_time, from_db_time
+from core.storage.models import Capture
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -251,6 +253,24 @@ class Archive:
                 .all()
             )
         return [r[0] for r in rows]
+
+    def sources(self, capture_ids: list[str]) -> list[dict[str, Any]]:
+        """Provenance of captures, oldest first: surface, chat, message id, date, speaker."""
+        if not capture_ids:
+            return []
+        stmt = (
+            select(Capture.id, Capture.surface, Capture.chat_id, Capture.message_id,
+                   Capture.sent_at, Capture.sender, Capture.role)
+            .where(col(Capture.id).in_(list(dict.fromkeys(capture_ids))))
+            .order_by(Capture.sent_at)
+        )  # fmt: skip
+        with self.db.session() as session:
+            rows = session.exec(stmt).all()
+        return [
+            {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
+             "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}
+            for r in rows
+        ]  # fmt: skip
 
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""

@@ -1,4 +1,5 @@
-"""Finding every copy a forget must erase, store by store (SPEC §10 "Forget means every copy").
+"""Finding every copy a forget must erase, store by store ("forget means every copy", as the
+README's Forget section promises).
 
 A copy is:
 - an archived message that contains the phrase (the whole message is erased: the phrase is its

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -317,12 +316,3 @@ def _propose_edit(services: Services, candidate, current) -> str:
         reasons=["edited in the Markdown mirror" + (" (new entry)" if current is None else "")],
     )
     return proposal.id
-
-
-def newest_export_time(directory: Path) -> datetime | None:
-    """When the mirror in `directory` was generated, if it exists."""
-    try:
-        data = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
-    return datetime.fromisoformat(data["generated_at"])

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.memory.tiers import judge
+from core.memory.tier_policy import judge
 from core.recall.archive_search import attach_neighbours, search_archive
 from core.recall.classifier import Classification, classify
 from core.recall.items import archive_item, entry_item, item_tokens

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 NAME = "remember"
 HELP = "save a memory now (an explicit operator save, no review needed)"
-KINDS = (
-    "fact",
-    "preference",
-    "decision",
-    "constraint",
-    "event",
-    "hypothesis",
-    "pattern",
-    "expression",
-)
-TIERS = ("semantic", "episodic", "procedural", "personalized", "environment")
 
 
 def configure(parser) -> None:
+    from core.memory.vocabulary import KINDS, MEMORY_TIERS
+
     parser.add_argument("text", help="what to remember")
     parser.add_argument("--kind", choices=KINDS, default="fact")
-    parser.add_argument("--tier", choices=TIERS, help="default: from the kind")
+    parser.add_argument("--tier", choices=MEMORY_TIERS, help="default: from the kind")
     parser.add_argument("--importance", type=int, choices=range(1, 6), default=1, metavar="1-5")
     parser.add_argument("--topic", action="append", dest="topics", help="topic tag (repeatable)")
     parser.add_argument("--scope", default="global", help="global, user:ID, chat:ID, project:NAME")

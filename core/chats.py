@@ -1,4 +1,4 @@
-"""State that chat surfaces keep in the shared database: per-chat settings (private mode),
+"""Chat state that surfaces keep in the shared database: per-chat settings (private mode),
 which reply came from which trace, and which updates were already handled."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from core.services import Services
 
 
-class SurfaceState:
-    """Small per-surface records; everything goes through SQLite so restarts lose nothing."""
+class ChatState:
+    """Small per-chat records; everything goes through SQLite so restarts lose nothing."""
 
     def __init__(self, services: Services):
         self.services = services
