@@ -51,7 +51,15 @@ class Services:
         """Embedder + vector index, guarded against mixing models."""
         from core.vectorspace import VectorSpace
 
-        return VectorSpace(self.db, self.vectors, self.embedder)
+        return VectorSpace(self.db, self.vectors, self.embedder, expected=self._indexed)
+
+    def _indexed(self) -> dict[str, int]:
+        """Vectors each collection should hold, as the owners of the tables count them."""
+        return {
+            "archive": self.archive.indexed_count(),
+            "memory": self.memory.indexed_count(),
+            "ephemeral": self.session_memory.count(),
+        }
 
     @cached_property
     def archive(self):

@@ -11,13 +11,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
 from core.storage.db import db_time, from_db_time
-from core.storage.models import Capture
+from core.storage.models import Capture, Chunk
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -284,6 +284,12 @@ class Archive:
                     "SELECT count(*) FROM chunks WHERE vector_state = 'pending'"
                 ),
             }
+
+    def indexed_count(self) -> int:
+        """Chunks whose vector is stored."""
+        stmt = select(func.count()).select_from(Chunk).where(Chunk.vector_state == "indexed")
+        with self.db.session() as session:
+            return session.exec(stmt).one()
 
     # -- maintenance -----------------------------------------------------------------------
 

@@ -241,6 +241,12 @@ class MemoryStore:
         with self.db.session() as session:
             return session.exec(stmt).one()
 
+    def indexed_count(self) -> int:
+        """Entries whose vector is stored."""
+        stmt = select(func.count()).select_from(MemoryEntry)
+        with self.db.session() as session:
+            return session.exec(stmt.where(MemoryEntry.vector_state == "indexed")).one()
+
     def topics(self, scope: str | None = "global") -> list[dict[str, Any]]:
         """memory_id, tier, topics and importance of active entries (to find an exact id)."""
         stmt = select(

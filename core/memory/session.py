@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 
 from core.archive.chunking import split_text
 from core.errors import EloraError
@@ -138,6 +138,11 @@ class SessionMemory:
                     .distinct()
                 )
             )
+
+    def count(self) -> int:
+        """Chunks held for every session."""
+        with self.db.session() as session:
+            return session.exec(select(func.count()).select_from(SessionChunk)).one()
 
     def end_session(self, user_id: str, chat_id: str) -> int:
         """Purge everything of one session (e.g. on /new); return chunks removed."""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from core.learning.consent import FORGOTTEN, ConsentRefused
 from core.recall.lexical import fold
+from core.storage import meta
 from core.storage.db import db_time
 
 if TYPE_CHECKING:
@@ -42,13 +43,8 @@ def normalise(text: str) -> str:
 
 def _key(services: Services) -> bytes:
     """The home's secret, made on first use (a concurrent first use keeps the first one)."""
-    rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
-    if not rows:
-        services.db.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (KEY, secrets.token_hex(32))
-        )
-        rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
-    return bytes.fromhex(rows[0][0])
+    kept = meta.get(services.db, KEY) or meta.put_once(services.db, KEY, secrets.token_hex(32))
+    return bytes.fromhex(kept)
 
 
 def digest(services: Services, text: str) -> str:
