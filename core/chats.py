@@ -6,38 +6,42 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from core.storage.db import db_time
+from sqlmodel import delete, select
+
+from core.storage.dialect import insert_ignoring, upsert
+from core.storage.models import ChatSetting, HandledUpdate, SurfaceMessage
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.storage.db import Database
+
+# Handled updates are kept this long (a redelivery comes within minutes, not weeks).
+HANDLED_DAYS = 7
 
 
 class ChatState:
-    """Small per-chat records; everything goes through SQLite so restarts lose nothing."""
+    """Small per-chat records (owner of chat_settings, surface_messages, handled_updates);
+    everything goes through SQLite so restarts lose nothing."""
 
-    def __init__(self, services: Services):
-        self.services = services
-
-    def _exec(self, sql: str, params: tuple = ()):
-        return self.services.db.rows(sql, params)
-
-    def _write(self, sql: str, params: tuple = ()) -> int:
-        return self.services.db.execute(sql, params)
+    def __init__(self, db: Database, clock: Clock):
+        self.db = db
+        self.clock = clock
 
     def setting(self, surface: str, chat_id: str, key: str) -> str | None:
         """A chat setting, or None."""
-        rows = self._exec(
-            "SELECT value FROM chat_settings WHERE surface = ? AND chat_id = ? AND key = ?",
-            (surface, str(chat_id), key),
+        stmt = select(ChatSetting.value).where(
+            ChatSetting.surface == surface,
+            ChatSetting.chat_id == str(chat_id),
+            ChatSetting.key == key,
         )
-        return rows[0][0] if rows else None
+        with self.db.session() as session:
+            return session.exec(stmt).first()
 
     def set_setting(self, surface: str, chat_id: str, key: str, value: str) -> None:
         """Store a chat setting."""
-        self._write(
-            "INSERT OR REPLACE INTO chat_settings (surface, chat_id, key, value) VALUES (?, ?, ?, ?)",
-            (surface, str(chat_id), key, value),
-        )
+        row = {"surface": surface, "chat_id": str(chat_id), "key": key, "value": value}
+        with self.db.session(write=True) as session:
+            session.exec(upsert(ChatSetting, row, ["surface", "chat_id", "key"]))
 
     def is_private(self, surface: str, chat_id: str) -> bool:
         """Whether private mode is on for a chat (nothing kept beyond the session)."""
@@ -51,37 +55,35 @@ class ChatState:
         self, surface: str, chat_id: str, message_id: str, trace_id: str | None
     ) -> None:
         """Map a sent reply to its trace (feedback on the reply finds the trace)."""
-        self._write(
-            "INSERT OR REPLACE INTO surface_messages (surface, chat_id, message_id, trace_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?)",
-            (surface, str(chat_id), str(message_id), trace_id, db_time(self.services.clock.now())),
-        )
+        row = {"surface": surface, "chat_id": str(chat_id), "message_id": str(message_id),
+               "trace_id": trace_id, "created_at": self.clock.now()}  # fmt: skip
+        with self.db.session(write=True) as session:
+            session.exec(upsert(SurfaceMessage, row, ["surface", "chat_id", "message_id"]))
 
     def trace_for(self, surface: str, chat_id: str, message_id: str) -> str | None:
         """The trace behind a sent reply, if known."""
-        rows = self._exec(
-            "SELECT trace_id FROM surface_messages WHERE surface = ? AND chat_id = ? AND message_id = ?",
-            (surface, str(chat_id), str(message_id)),
+        stmt = select(SurfaceMessage.trace_id).where(
+            SurfaceMessage.surface == surface,
+            SurfaceMessage.chat_id == str(chat_id),
+            SurfaceMessage.message_id == str(message_id),
         )
-        return rows[0][0] if rows else None
+        with self.db.session() as session:
+            return session.exec(stmt).first()
 
     def already_handled(self, surface: str, update_id: int) -> bool:
         """Whether this update was processed before (e.g. redelivered after a restart)."""
-        rows = self._exec(
-            "SELECT 1 FROM handled_updates WHERE surface = ? AND update_id = ?",
-            (surface, update_id),
+        stmt = select(HandledUpdate.update_id).where(
+            HandledUpdate.surface == surface, HandledUpdate.update_id == update_id
         )
-        return bool(rows)
+        with self.db.session() as session:
+            return session.exec(stmt).first() is not None
 
     def mark_handled(self, surface: str, update_id: int) -> None:
         """Record that an update was processed; old records are pruned after a week."""
-        now = self.services.clock.now()
-        self._write(
-            "INSERT OR IGNORE INTO handled_updates (surface, update_id, handled_at) VALUES (?, ?, ?)",
-            (surface, update_id, db_time(now)),
-        )
-        if update_id % 500 == 0:
-            self._write(
-                "DELETE FROM handled_updates WHERE handled_at < ?",
-                (db_time(now - timedelta(days=7)),),
-            )
+        now = self.clock.now()
+        row = {"surface": surface, "update_id": update_id, "handled_at": now}
+        with self.db.session(write=True) as session:
+            session.exec(insert_ignoring(HandledUpdate, row))
+            if update_id % 500 == 0:
+                cutoff = now - timedelta(days=HANDLED_DAYS)
+                session.exec(delete(HandledUpdate).where(HandledUpdate.handled_at < cutoff))

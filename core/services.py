@@ -140,7 +140,7 @@ class Services:
         """Per-chat settings, reply→trace map and handled updates."""
         from core.chats import ChatState
 
-        return ChatState(self)
+        return ChatState(self.db, self.clock)
 
     def window(self, surface: str, chat_id: str, user_id: str | None = None):
         """The persisted conversation window of a chat."""

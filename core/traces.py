@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, func, select
+from sqlalchemy import Connection, String, type_coerce
+from sqlmodel import col, func, select, update
 
 from core.ids import new_id
 from core.logs import Redactor
@@ -62,6 +64,32 @@ class TraceStore:
         rows = self.recent(1, chat_id=chat_id)
         return rows[0] if rows else None
 
+    def add_feedback(self, trace: Trace, signal: str) -> bool:
+        """Attach a feedback signal to a trace once; False when it already carries it."""
+        with self.db.session(write=True) as session:
+            row = session.get(Trace, trace.rowid)
+            if any(event.get("signal") == signal for event in row.feedback):
+                return False
+            event = {"signal": signal, "at": self.services.clock.now().isoformat()}
+            row.feedback = [*row.feedback, event]
+            session.add(row)
+        return True
+
+    def disliked_turns(self, start: datetime, end: datetime) -> list[str]:
+        """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
+        stmt = select(Trace.capture_id, Trace.feedback).where(
+            col(Trace.created_at) >= start,
+            col(Trace.created_at) < end,
+            col(Trace.capture_id).is_not(None),
+        )
+        with self.db.session() as session:
+            rows = session.exec(stmt).all()
+        return [
+            capture_id
+            for capture_id, feedback in rows
+            if any(f.get("signal") == "down" for f in feedback or [])
+        ]
+
     def spent_since(self, since: datetime) -> float:
         """Known cost of every trace since a moment (unknown costs count as zero)."""
         stmt = select(func.coalesce(func.sum(Trace.cost), 0.0)).where(Trace.created_at >= since)
@@ -114,3 +142,21 @@ def _scrub(value: Any, pieces: re.Pattern | None) -> Any:
     if isinstance(value, dict):
         return {k: _scrub(v, pieces) for k, v in value.items()}
     return value
+
+
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
+
+# The JSON columns of a trace, in the order scan_traces returns them.
+TRACE_JSON = ("classification", "pack", "models", "escalations", "tool_calls", "learning",
+              "feedback")  # fmt: skip
+
+
+def scan_traces(conn: Connection) -> Iterator[tuple]:
+    """(rowid, capture_id, error, *TRACE_JSON) of every trace, JSON as stored text."""
+    columns = [type_coerce(getattr(Trace, name), String) for name in TRACE_JSON]
+    yield from conn.execute(select(Trace.rowid, Trace.capture_id, Trace.error, *columns))
+
+
+def rewrite_trace(conn: Connection, rowid: int, values: dict[str, Any]) -> None:
+    """New values for some columns of one trace (JSON columns as Python values)."""
+    conn.execute(update(Trace).where(col(Trace.rowid) == rowid).values(**values))

@@ -48,17 +48,7 @@ def refresh(services: Services) -> int:
     ids = sorted(known_operator_ids(services))
     if not ids:
         return 0
-    marks = ",".join("?" * len(ids))
-    changed = services.db.execute(
-        f"UPDATE captures SET is_operator = 1 WHERE surface = 'telegram' AND role = 'user' "
-        f"AND user_id IN ({marks}) AND is_operator IS NOT 1",
-        tuple(ids),
-    )
-    return changed + services.db.execute(
-        f"UPDATE captures SET is_operator = 0 WHERE surface = 'telegram' AND role = 'user' "
-        f"AND user_id IS NOT NULL AND user_id NOT IN ({marks}) AND is_operator IS NULL",
-        tuple(ids),
-    )
+    return services.archive.captures.mark_operators(ids)
 
 
 def is_operator_speaker(operator_ids: set[str], user_id: str | None) -> bool | None:

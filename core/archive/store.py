@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 from sqlmodel import col, func, select
 
+from core.archive.captures import Captures
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
@@ -75,6 +76,8 @@ class Archive:
         self.db = services.db
         self.spool = services.spool
         self._indexing = threading.Lock()
+        # Reads and flag updates beyond the write path: consent, speakers, learning progress.
+        self.captures = Captures(self.db)
 
     # -- writing ---------------------------------------------------------------------------
 

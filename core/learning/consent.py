@@ -69,8 +69,6 @@ def read_consent(text: str) -> ConsentVerdict:
 # the messages a forgotten entry was drawn from, so nothing learns the same thing from them again.
 DONT_REMEMBER, NEVER_STORE, FORGOTTEN = "dont_remember", "never_store", "forgotten"
 INSTRUCTIONS = (DONT_REMEMBER, NEVER_STORE)
-# The condition a reader of `captures` adds to its SQL: only messages it may learn from.
-LEARNABLE = "consent IS NULL"
 
 
 def consent_of(text: str) -> str | None:
@@ -97,31 +95,13 @@ def withhold_previous(services: Services, capture_id: str, minutes: int = 30) ->
     """A bare "don't remember this" withholds the same speaker's previous message in the chat
     (sent in the last `minutes`) and withdraws the open proposals drawn from it alone; return
     how many proposals were withdrawn."""
-    found = services.db.rows(
-        "SELECT surface, chat_id, user_id, sent_at, rowid FROM captures WHERE id = ?",
-        (capture_id,),
-    )
-    if not found:
+    captures = services.archive.captures
+    sent = captures.sent_at(capture_id)
+    previous = captures.previous(capture_id, same_speaker=True)
+    if sent is None or previous is None or _minutes_between(previous.sent_at, sent) > minutes:
         return 0
-    surface, chat, user, sent, rowid = found[0]
-    previous = services.db.rows(
-        "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
-        "AND user_id IS ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, user, sent, sent, rowid),
-    )
-    if not previous or _minutes_between(previous[0][1], sent) > minutes:
-        return 0
-    target = previous[0][0]
-    services.db.execute(
-        "UPDATE captures SET consent = ? WHERE id = ? AND consent IS NULL", (DONT_REMEMBER, target)
-    )
-    return services.db.execute(
-        "DELETE FROM proposals WHERE status IN ('pending', 'recommended') "
-        "AND json_array_length(source_capture_ids) = 1 "
-        "AND json_extract(source_capture_ids, '$[0]') = ?",
-        (target,),
-    )
+    captures.withhold([previous.id], DONT_REMEMBER)
+    return services.proposals.withdraw_drawn_from(previous.id)
 
 
 def _minutes_between(earlier, later) -> float:
@@ -199,16 +179,7 @@ class Consent:
 
         `instructions_only` leaves out messages withheld only because a forgotten entry came
         from them: they still back the other entries drawn from them."""
-        ids = list(dict.fromkeys(capture_ids))
-        if not ids:
-            return set()
-        rows: list[Any] = []
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows += self.services.db.rows(
-                f"SELECT id, text, consent FROM captures WHERE id IN ({','.join('?' * len(part))})",
-                tuple(part),
-            )
+        rows = self.services.archive.captures.consent_flags(capture_ids)
         return {
             capture_id
             for capture_id, text, flag in rows

@@ -9,15 +9,13 @@ consent-withheld messages are not read at all (core.learning.consent)."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from core.learning.candidates import Candidate
-from core.learning.consent import LEARNABLE, Consent, ConsentRefused, consent_of
+from core.learning.consent import Consent, ConsentRefused, consent_of
 from core.recall.lexical import fold, terms
-from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -54,50 +52,22 @@ def _turns(services: Services, start: datetime, end: datetime):
     """Every user turn of the period that consent lets a job read, batch after batch (no cap)."""
     offset = 0
     while True:
-        rows = services.db.rows(
-            "SELECT id, text, chat_id, sent_at, surface, rowid FROM captures WHERE role = 'user' "
-            f"AND {LEARNABLE} AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
-            (db_time(start), db_time(end), BATCH, offset),
-        )
+        rows = services.archive.captures.user_turns(start, end, offset, BATCH)
         if not rows:
             return
         yield from rows
         offset += len(rows)
 
 
-def _answers_the_assistant(services: Services, surface: str, chat: str, sent, rowid: int) -> bool:
+def _answers_the_assistant(services: Services, capture_id: str) -> bool:
     """Whether the message before this one in its chat is a reply of Elora's (not of an
     imported assistant such as ChatGPT)."""
-    rows = services.db.rows(
-        "SELECT role, json_extract(provenance, '$.import') FROM captures "
-        "WHERE surface = ? AND chat_id = ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, sent, sent, rowid),
+    before = services.archive.captures.previous(capture_id)
+    return (
+        before is not None
+        and before.role == "assistant"
+        and (before.provenance or {}).get("import") is None
     )
-    return bool(rows) and rows[0][0] == "assistant" and rows[0][1] is None
-
-
-def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
-    """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
-    rows = services.db.rows(
-        "SELECT capture_id, feedback FROM traces WHERE created_at >= ? "
-        "AND created_at < ? AND capture_id IS NOT NULL AND feedback != '[]'",
-        (db_time(start), db_time(end)),
-    )
-    return [
-        capture_id
-        for capture_id, feedback in rows
-        if any(f.get("signal") == "down" for f in json.loads(feedback or "[]"))
-    ]
-
-
-def _reflected(services: Services) -> set[str]:
-    """Turns a previous run already turned into a lesson (a rerun must not repeat them)."""
-    rows = services.db.rows(
-        "SELECT j.value FROM proposals p, json_each(p.source_capture_ids) j "
-        "WHERE p.origin = 'reflexion'"
-    )
-    return {r[0] for r in rows}
 
 
 def _violated_rule(text: str, rules) -> Any:
@@ -120,16 +90,14 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
     read = corrections = blocked = withheld = 0
     violations: dict[str, list[str]] = {}
     lessons = []
-    flagged = set(_negative_feedback(services, start, end))
-    reflected = _reflected(services)
-    for capture_id, text, chat, sent, surface, rowid in _turns(services, start, end):
+    flagged = set(services.traces.disliked_turns(start, end))
+    reflected = services.proposals.cited_by("reflexion")
+    for capture_id, text, *_ in _turns(services, start, end):
         if not consent.allows(text):  # a never-store subject, or an unflagged instruction
             withheld += 1
             continue
         read += 1
-        corrects = is_correction(text) and _answers_the_assistant(
-            services, surface, chat, sent, rowid
-        )
+        corrects = is_correction(text) and _answers_the_assistant(services, capture_id)
         if not (corrects or capture_id in flagged):
             continue
         corrections += 1

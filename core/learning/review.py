@@ -13,18 +13,15 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise
-from core.learning.proposals import CLAIM_LEASE, being_decided
+from core.learning.proposals import OPEN, being_decided
 from core.memory.api import confirm_entry, save_or_confirm
 from core.memory.tombstones import Forgotten, refuse_if_buried
-from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
 
 log = logging.getLogger(__name__)
-
-OPEN = ("pending", "recommended")
 
 
 def _require(services: Services, proposal_id: str) -> Proposal:
@@ -35,18 +32,7 @@ def _require(services: Services, proposal_id: str) -> Proposal:
 
 
 def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Proposal:
-    with services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.status = status
-        row.decided_at = services.clock.now()
-        row.claimed_at = None
-        for key, value in fields.items():
-            setattr(row, key, value)
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-        session.expunge(row)
-    return row
+    return services.proposals.decide(proposal, status, decided_at=services.clock.now(), **fields)
 
 
 def approve(services: Services, proposal_id: str, edit: str | None = None) -> MemoryEntry:
@@ -71,18 +57,12 @@ def approve(services: Services, proposal_id: str, edit: str | None = None) -> Me
     return entry
 
 
-def _claim(services: Services, proposal: Proposal) -> str:
+def _claim(services: Services, proposal: Proposal) -> datetime:
     """Atomically claim an open proposal for a decision; refuse if someone decided first or is
     deciding now. The status stays open meanwhile, so counts and lists never show it decided
     before it is; a claim past CLAIM_LEASE (its holder died) no longer holds."""
-    now = services.clock.now()
-    claim = db_time(now)
-    claimed = services.db.execute(
-        "UPDATE proposals SET claimed_at = ? WHERE rowid = ? "
-        "AND status IN ('pending', 'recommended') AND (claimed_at IS NULL OR claimed_at < ?)",
-        (claim, proposal.rowid, db_time(now - CLAIM_LEASE)),
-    )
-    if claimed != 1:
+    claim = services.proposals.claim(proposal, services.clock.now())
+    if claim is None:
         current = services.proposals.get(proposal.id)
         if current is not None and current.status in OPEN:
             raise InvalidInput(f"proposal {proposal.id[:8]} is being decided elsewhere right now")
@@ -90,11 +70,8 @@ def _claim(services: Services, proposal: Proposal) -> str:
     return claim
 
 
-def _release(services: Services, proposal: Proposal, claim: str) -> None:
-    services.db.execute(
-        "UPDATE proposals SET claimed_at = NULL WHERE rowid = ? AND claimed_at = ?",
-        (proposal.rowid, claim),
-    )
+def _release(services: Services, proposal: Proposal, claim: datetime) -> None:
+    services.proposals.release(proposal, claim)
 
 
 def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEntry:
@@ -131,14 +108,7 @@ def restore(services: Services, proposal_id: str) -> Proposal:
     # Back where admission put it: a contradiction always waits for a decision of its own.
     strong = (proposal.total or 0) >= APPLY_THRESHOLD
     status = "recommended" if strong and proposal.conflict_relation != "contradict" else "pending"
-    with services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.status, row.decided_at, row.decision_note = status, None, "restored"
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-        session.expunge(row)
-    return row
+    return services.proposals.decide(proposal, status, decided_at=None, decision_note="restored")
 
 
 def approve_recommended(services: Services) -> list[MemoryEntry]:

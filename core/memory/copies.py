@@ -23,6 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
+from core import threads as thread_rows
+from core.archive import captures as archive_rows
+from core.learning import proposals as proposal_rows
+from core.memory import entries as entry_rows
+from core.memory import session as session_rows
 from core.memory.matching import FORGOTTEN, Phrase, fold_for_match
 from core.memory.trace_copies import RowRewrite, loads, trace_copies
 
@@ -202,10 +207,7 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     source ids of the documents among them."""
     phrase, sources = target.phrase, set(target.source_ids)
     found, documents = [], set()
-    rows = conn.exec_driver_sql(
-        "SELECT rowid, id, surface, chat_id, sent_at, role, kind, sender, text, media, "
-        "provenance FROM captures ORDER BY chat_id, sent_at"
-    )
+    rows = archive_rows.scan_messages(conn)
     for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
         if cid in sources:
             why = "source"
@@ -235,10 +237,7 @@ def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
 
 def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCopy]:
     found = []
-    rows = conn.exec_driver_sql(
-        "SELECT uuid, memory_id, canonical_text, embedding_text, attributes, sources "
-        "FROM memory_entries"
-    )
+    rows = entry_rows.scan_entries(conn)
     for uuid, memory_id, canonical, embedded, attributes, sources in rows:
         if uuid == target.entry_uuid:
             why = "named"
@@ -263,10 +262,7 @@ def _all_erased(sources: Any, erased: set[str]) -> bool:
 
 def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[str]) -> list[str]:
     phrase, found = target.phrase, []
-    rows = conn.exec_driver_sql(
-        "SELECT id, memory_id, text, candidate, reasons, decision_note, source_capture_ids "
-        "FROM proposals"
-    )
+    rows = proposal_rows.scan_proposals(conn)
     for pid, memory_id, text, candidate, reasons, note, cited in rows:
         if (
             memory_id in entries
@@ -283,9 +279,7 @@ def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[
 def _link_notes(conn: Connection, target: Target, erased_uuids: set[str]) -> list[RowRewrite]:
     if target.phrase is None:
         return []
-    rows = conn.exec_driver_sql(
-        "SELECT id, from_uuid, to_uuid, note FROM entry_links WHERE note IS NOT NULL"
-    )
+    rows = entry_rows.scan_link_notes(conn)
     return [
         RowRewrite("entry_links", rowid, {"note": None}, "link note")
         for rowid, a, b, note in rows
@@ -317,10 +311,7 @@ def _merged(texts: list[str], least: int = 20) -> str:
 
 def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[SessionCopy]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    rows = conn.exec_driver_sql(
-        "SELECT user_id, chat_id, source_id, id, text FROM session_chunks "
-        "ORDER BY user_id, chat_id, source_id, position"
-    )
+    rows = session_rows.scan_session_chunks(conn)
     for user_id, chat_id, source_id, chunk, text in rows:
         groups.setdefault((user_id, chat_id, source_id), []).append((chunk, text))
     found = []
@@ -335,7 +326,7 @@ def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[Ses
 
 def _threads(conn: Connection, target: Target, erased: set[str]) -> list[RowRewrite]:
     phrase, found = target.phrase, []
-    rows = conn.exec_driver_sql("SELECT rowid, id, kind, messages, summary, role FROM threads")
+    rows = thread_rows.scan_threads(conn)
     for rowid, thread_id, kind, messages, summary, role in rows:
         turns = loads(messages, []) or []
         kept = [

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ValidationError
-from sqlalchemy import text
-from sqlmodel import col, func, select
+from sqlalchemy import Connection, String, text, type_coerce
+from sqlmodel import col, delete, func, select, update
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
@@ -241,6 +242,15 @@ class MemoryStore:
         with self.db.session() as session:
             return session.exec(stmt).one()
 
+    def in_tier(self, tier: str, status: str = "active") -> list[MemoryEntry]:
+        """Every entry of a tier with this status, in the order they were stored."""
+        stmt = select(MemoryEntry).where(MemoryEntry.tier == tier, MemoryEntry.status == status)
+        with self.db.session() as session:
+            rows = list(session.exec(stmt.order_by(MemoryEntry.rowid)))
+            for r in rows:
+                session.expunge(r)
+        return rows
+
     def indexed_count(self) -> int:
         """Entries whose vector is stored."""
         stmt = select(func.count()).select_from(MemoryEntry)
@@ -412,3 +422,55 @@ class MemoryStore:
         with self.db.session() as session:
             rows = session.exec(text(sql), params=params).all()
         return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))
+
+
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
+
+
+def scan_entries(conn: Connection) -> Iterator[tuple]:
+    """(uuid, memory_id, canonical_text, embedding_text, attributes, sources) of every entry,
+    the JSON columns as stored text (searched as they are stored)."""
+    stmt = select(
+        MemoryEntry.uuid, MemoryEntry.memory_id, MemoryEntry.canonical_text,
+        MemoryEntry.embedding_text, type_coerce(MemoryEntry.attributes, String),
+        type_coerce(MemoryEntry.sources, String),
+    )  # fmt: skip
+    yield from conn.execute(stmt)
+
+
+def canonical_texts(conn: Connection, uuids: list[str]) -> list[str]:
+    """The canonical texts of these entries."""
+    texts: list[str] = []
+    for start in range(0, len(uuids), 500):
+        part = uuids[start : start + 500]
+        stmt = select(MemoryEntry.canonical_text).where(col(MemoryEntry.uuid).in_(part))
+        texts += [text for (text,) in conn.execute(stmt) if text]
+    return texts
+
+
+def delete_entries(conn: Connection, uuids: list[str]) -> None:
+    """Delete entries and every link touching them."""
+    for start in range(0, len(uuids), 500):
+        part = uuids[start : start + 500]
+        conn.execute(delete(MemoryEntry).where(col(MemoryEntry.uuid).in_(part)))
+        conn.execute(
+            delete(EntryLink).where(
+                col(EntryLink.from_uuid).in_(part) | col(EntryLink.to_uuid).in_(part)
+            )
+        )
+
+
+def scan_link_notes(conn: Connection) -> Iterator[tuple]:
+    """(id, from_uuid, to_uuid, note) of every link carrying a note."""
+    stmt = select(EntryLink.id, EntryLink.from_uuid, EntryLink.to_uuid, EntryLink.note)
+    yield from conn.execute(stmt.where(col(EntryLink.note).is_not(None)))
+
+
+def rewrite_link(conn: Connection, link_id: int, values: dict[str, Any]) -> None:
+    """New values for some columns of one link."""
+    conn.execute(update(EntryLink).where(col(EntryLink.id) == link_id).values(**values))
+
+
+def optimize_search(conn: Connection) -> None:
+    """Merge the entries' full-text segments so deleted terms leave the files (FTS5)."""
+    conn.exec_driver_sql("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")

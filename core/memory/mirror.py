@@ -12,11 +12,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
 from core.errors import InvalidInput
 from core.memory.tombstones import Forgotten
-from core.storage.models import Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -274,22 +271,7 @@ def _open_edit(services: Services, candidate) -> str | None:
     """An open mirror proposal already carrying exactly this edit (imports are repeatable)."""
     fields = ("text", "kind", "tier", "scope", "topics", "importance", "confidence")
     wanted = candidate.model_dump(mode="json")
-    target = (
-        col(Proposal.memory_id).is_(None)
-        if candidate.memory_id is None
-        else Proposal.memory_id == candidate.memory_id
-    )
-    stmt = (
-        select(Proposal.id, Proposal.candidate)
-        .where(
-            Proposal.origin == "markdown",
-            target,
-            col(Proposal.status).in_(("pending", "recommended")),
-        )
-        .order_by(col(Proposal.total).desc().nulls_last(), col(Proposal.created_at).desc())
-    )
-    with services.db.session() as session:
-        rows = session.exec(stmt).all()
+    rows = services.proposals.open_edits("markdown", candidate.memory_id)
     for proposal_id, proposed in rows:
         if all((proposed or {}).get(f) == wanted[f] for f in fields):
             return proposal_id

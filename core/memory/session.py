@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from sqlmodel import col, func, select
+from sqlalchemy import Connection
+from sqlmodel import col, delete, func, select
 
 from core.archive.chunking import split_text
 from core.errors import EloraError
@@ -165,3 +167,23 @@ class SessionMemory:
         if ids:
             self.services.vectors.delete("ephemeral", ids)
         return len(ids)
+
+
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
+
+
+def scan_session_chunks(conn: Connection) -> Iterator[tuple]:
+    """(user_id, chat_id, source_id, id, text) of every session chunk, source by source."""
+    stmt = select(
+        SessionChunk.user_id, SessionChunk.chat_id, SessionChunk.source_id, SessionChunk.id,
+        SessionChunk.text,
+    ).order_by(SessionChunk.user_id, SessionChunk.chat_id, SessionChunk.source_id,
+               SessionChunk.position)  # fmt: skip
+    yield from conn.execute(stmt)
+
+
+def delete_session_chunks(conn: Connection, chunk_ids: list[str]) -> None:
+    """Delete session chunks by id."""
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start : start + 500]
+        conn.execute(delete(SessionChunk).where(col(SessionChunk.id).in_(part)))

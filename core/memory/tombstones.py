@@ -18,16 +18,20 @@ import hmac
 import re
 import secrets
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, insert
+from sqlmodel import col, delete, select
 
 from core.learning.consent import FORGOTTEN, ConsentRefused
 from core.recall.lexical import fold
 from core.storage import meta
-from core.storage.db import db_time
+from core.storage.dialect import insert_ignoring
+from core.storage.models import ForgetLog, MemoryEntry, Tombstone
 
 if TYPE_CHECKING:
     from core.services import Services
-    from core.storage.models import MemoryEntry
 
 KEY = "tombstone_key"
 
@@ -60,13 +64,20 @@ def _digests(services: Services, texts: Iterable[str]) -> list[str]:
 
 def bury(services: Services, texts: Iterable[str]) -> int:
     """Leave a tombstone for each text; return how many are new."""
-    now = db_time(services.clock.now())
-    added = 0
-    for d in _digests(services, texts):
-        added += services.db.execute(
-            "INSERT OR IGNORE INTO tombstones (digest, created_at) VALUES (?, ?)", (d, now)
+    digests = _digests(services, texts)
+    if not digests:
+        return 0
+    now = services.clock.now()
+    with services.db.session(write=True) as session:
+        known = set(
+            session.exec(select(Tombstone.digest).where(col(Tombstone.digest).in_(digests)))
         )
-    return added
+        new = [d for d in digests if d not in known]
+        if new:
+            session.exec(
+                insert_ignoring(Tombstone, [{"digest": d, "created_at": now} for d in new])
+            )
+    return len(new)
 
 
 def bury_entry(services: Services, entry: MemoryEntry) -> None:
@@ -76,33 +87,23 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
     repeats the proposal's wording, not the operator's edit). The messages it was drawn from
     stay archived but are no longer material for learning: a model would otherwise re-extract
     the same thing from them in other words."""
-    texts = [entry.canonical_text]
-    for text, candidate in services.db.rows(
-        "SELECT text, json_extract(candidate, '$.text') FROM proposals "
-        "WHERE memory_id = ? OR id = ?",
-        (entry.memory_id, (entry.attributes or {}).get("proposal_id") or ""),
-    ):
-        texts += [t for t in (text, candidate) if t]
-    bury(services, texts)
+    proposal_id = (entry.attributes or {}).get("proposal_id")
+    bury(
+        services, [entry.canonical_text, *services.proposals.texts_of(entry.memory_id, proposal_id)]
+    )
     sources = [
         s["capture_id"] for s in entry.sources or [] if isinstance(s, dict) and s.get("capture_id")
     ]
-    for start in range(0, len(sources), 500):
-        part = sources[start : start + 500]
-        services.db.execute(
-            f"UPDATE captures SET consent = ? WHERE consent IS NULL AND id IN "
-            f"({','.join('?' * len(part))})",
-            (FORGOTTEN, *part),
-        )
+    services.archive.captures.withhold(sources, FORGOTTEN)
 
 
 def is_buried(services: Services, text: str) -> bool:
     """Whether the operator forgot this text."""
     if not normalise(text):
         return False
-    return bool(
-        services.db.rows("SELECT 1 FROM tombstones WHERE digest = ?", (digest(services, text),))
-    )
+    stmt = select(Tombstone.digest).where(Tombstone.digest == digest(services, text))
+    with services.db.session() as session:
+        return session.exec(stmt).first() is not None
 
 
 def refuse_if_buried(services: Services, text: str) -> None:
@@ -113,7 +114,20 @@ def refuse_if_buried(services: Services, text: str) -> None:
 
 def lift(services: Services, text: str) -> bool:
     """Remove a text's tombstone (an explicit remember); return whether there was one."""
-    return (
-        services.db.execute("DELETE FROM tombstones WHERE digest = ?", (digest(services, text),))
-        > 0
-    )
+    stmt = delete(Tombstone).where(Tombstone.digest == digest(services, text))
+    with services.db.session(write=True) as session:
+        return session.exec(stmt).rowcount > 0
+
+
+def log_forget(
+    conn: Connection, *, entry_uuid: str, with_sources: bool, matching: bool,
+    removed_captures: int, removed_entries: int, at: datetime,
+) -> None:  # fmt: skip
+    """One forget_log row, inside the forget's transaction: the named entry's uuid (never a
+    slug, which can carry words of the text) or '' for a phrase, and counts."""
+    conn.execute(
+        insert(ForgetLog).values(
+            entry_uuid=entry_uuid, with_sources=with_sources, matching=matching,
+            removed_captures=removed_captures, removed_entries=removed_entries, forgotten_at=at,
+        )
+    )  # fmt: skip
