@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.errors import EloraError
+from core.storage.migrations import schema_version
 
 
 @dataclass
@@ -45,11 +46,6 @@ class Report:
         }
 
 
-def _count(services, table: str) -> int:
-    with services.db.session() as session:
-        return session.connection().exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one()
-
-
 def run_checks(services) -> Report:
     """Run every check; each is isolated, and a failing one is reported, never raised."""
     report = Report()
@@ -74,18 +70,11 @@ def _database(services, report: Report) -> Check:
     settings = services.settings
     try:
         counts = services.archive.counts()
-        counts["entries"] = _count(services, "memory_entries")
-        counts["proposals"] = _count(services, "proposals")
-        counts["proposals_pending"] = _count(
-            services, "proposals WHERE status IN ('pending', 'recommended')"
-        )
+        counts["entries"] = services.memory.count()
+        counts["proposals"] = services.proposals.count(statuses=None)
+        counts["proposals_pending"] = services.proposals.count()
         report.counts.update(counts)
-        with services.db.session() as session:
-            version = (
-                session.connection()
-                .exec_driver_sql("SELECT max(version) FROM schema_migrations")
-                .scalar_one()
-            )
+        version = schema_version(services.db)
     except EloraError as exc:
         return Check("database", False, str(exc))
     return Check("database", True, f"{settings.resolved_database_url} (schema v{version})")

@@ -4,12 +4,56 @@ row of JSON turns (core.conversation and core.council.threads use them)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, String, type_coerce
 from sqlmodel import col, select, update
 
 from core.storage.models import Thread
+
+if TYPE_CHECKING:
+    from core.storage.db import Database
+
+
+def get(db: Database, thread_id: str) -> Thread | None:
+    """One thread by id, detached."""
+    with db.session() as session:
+        row = session.exec(select(Thread).where(Thread.id == thread_id)).first()
+        if row is not None:
+            session.expunge(row)
+        return row
+
+
+def save(
+    db: Database, thread: Thread, messages: list[dict[str, Any]], summary: str, now: datetime
+) -> None:
+    """Persist a thread's messages and last summary (created on first save)."""
+    with db.session(write=True) as session:
+        row = session.exec(select(Thread).where(Thread.id == thread.id)).first() or thread
+        row.messages = messages
+        row.summary = summary
+        row.role = thread.role
+        row.updated_at = now
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+        session.expunge(row)  # `thread` stays readable after the commit
+
+
+def of_chat(db: Database, chat_id: str, kinds: tuple[str, ...]) -> list[Thread]:
+    """A chat's threads of these kinds, most recently updated first."""
+    stmt = (
+        select(Thread)
+        .where(Thread.chat_id == str(chat_id), col(Thread.kind).in_(kinds))
+        .order_by(col(Thread.updated_at).desc())
+    )
+    with db.session() as session:
+        rows = list(session.exec(stmt))
+        for row in rows:
+            session.expunge(row)
+        return rows
+
 
 # -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
 

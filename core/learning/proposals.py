@@ -114,9 +114,11 @@ class ProposalStore:
                 session.expunge(r)
         return rows
 
-    def count(self, statuses: tuple[str, ...] = OPEN) -> int:
-        """How many proposals have these statuses."""
-        stmt = select(func.count()).select_from(Proposal).where(col(Proposal.status).in_(statuses))
+    def count(self, statuses: tuple[str, ...] | None = OPEN) -> int:
+        """How many proposals have these statuses (None: every proposal)."""
+        stmt = select(func.count()).select_from(Proposal)
+        if statuses is not None:
+            stmt = stmt.where(col(Proposal.status).in_(statuses))
         with self.db.session() as session:
             return session.exec(stmt).one()
 

@@ -111,6 +111,20 @@ class MemoryStore:
             r.vector_state = "indexed"
         return len(rows)
 
+    def pending(self, limit: int) -> list[MemoryEntry]:
+        """The first entries still waiting for a vector, in the order they were stored."""
+        stmt = select(MemoryEntry).where(MemoryEntry.vector_state == "pending")
+        with self.db.session() as session:
+            rows = list(session.exec(stmt.order_by(col(MemoryEntry.rowid)).limit(limit)))
+            for row in rows:
+                session.expunge(row)
+        return rows
+
+    def mark_all_pending(self) -> int:
+        """Flag every entry for re-embedding (a reindex); return how many."""
+        with self.db.session(write=True) as session:
+            return session.exec(update(MemoryEntry).values(vector_state="pending")).rowcount
+
     @staticmethod
     def _vector_meta(row: MemoryEntry) -> dict[str, Any]:
         # Metadata only: no text, so Chroma never holds a readable copy of a memory.

@@ -141,6 +141,14 @@ class SessionMemory:
                 )
             )
 
+    def all_chunks(self) -> list[SessionChunk]:
+        """Every session chunk held, in the order they were stored (a reindex reads them)."""
+        with self.db.session() as session:
+            rows = list(session.exec(select(SessionChunk).order_by(col(SessionChunk.rowid))))
+            for row in rows:
+                session.expunge(row)
+        return rows
+
     def count(self) -> int:
         """Chunks held for every session."""
         with self.db.session() as session:
