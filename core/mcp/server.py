@@ -160,10 +160,10 @@ def build_server(tools: MemoryTools, log_level: str = "WARNING"):
     @server.prompt(title="Answer with Elora's memory")
     def recall(question: str) -> str:
         """The question with its evidence pack, quoted as data."""
-        from core.prompts import render
+        from core import app
 
         pack = _tool_call(lambda: tools.context(question))
-        return f"{render('evidence', pack=pack)}\n\nQuestion: {question}"
+        return f"{app.evidence_prompt(pack)}\n\nQuestion: {question}"
 
     return server
 

@@ -33,9 +33,8 @@ def run(args) -> int:
 async def _ask(svc, args):
     from pathlib import Path
 
-    from core.documents import ingest_document
+    from core import app
     from core.errors import InvalidInput
-    from core.pipeline import Request
 
     extra = None
     if args.file:
@@ -50,12 +49,12 @@ async def _ask(svc, args):
             data = path.read_bytes()
         except OSError as exc:
             raise InvalidInput(f"{path}: {exc.strerror}") from None
-        register = await ingest_document(
+        register = await app.add_document(
             svc, surface="cli", chat_id=args.chat_id, user_id="operator", name=path.name, data=data
         )
         extra = register.render()
-    request = Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
+    request = app.Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
                       sender="operator", extra_context=extra)  # fmt: skip
-    reply = await svc.assistant.handle(request)
-    await svc.assistant.drain()
+    reply = await app.ask(svc, request)
+    await app.drain(svc)
     return reply

@@ -18,31 +18,21 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.memory.api import entry_json
 
     svc = services()
     try:
-        status = None if args.status == "all" else args.status
-        if args.search:
-            statuses = (status,) if status else ("active", "superseded", "deprecated")
-            hits, _ = svc.memory.search(
-                args.search,
-                args.limit,
-                scopes=[args.scope] if args.scope else None,
-                tiers=[args.tier] if args.tier else None,
-                statuses=statuses,
-            )
-            rows = [h.entry for h in hits]
-        else:
-            rows = svc.memory.list(
-                tier=args.tier, scope=args.scope, topic=args.topic, status=status,
-                limit=args.limit, offset=args.offset,
-            )  # fmt: skip
+        page = app.browse_memory(
+            svc, text=args.search or "", mode="semantic", tier=args.tier, scope=args.scope,
+            topic=args.topic, status=None if args.status == "all" else args.status,
+            limit=args.limit, offset=args.offset,
+        )  # fmt: skip
     finally:
         svc.close()
+    rows = page.entries
     if args.json:
-        print_json([entry_json(r) for r in rows])
+        print_json([app.entry_json(r) for r in rows])
         return 0
     from rich.table import Table
 

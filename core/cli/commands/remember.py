@@ -22,12 +22,12 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
-    from core.memory.api import entry_json, remember_or_confirm
 
     svc = services()
     try:
-        kept = remember_or_confirm(
+        kept = app.remember(
             svc,
             args.text,
             kind=args.kind,
@@ -41,7 +41,7 @@ def run(args) -> int:
         svc.close()
     entry = kept.entry
     if args.json:
-        print_json({**entry_json(entry), "confirmed": kept.confirmed})
+        print_json({**app.entry_json(entry), "confirmed": kept.confirmed})
     elif kept.confirmed:
         print(f"already remembered — confirmed {entry.memory_id} (said {entry.observations} times)")
     else:

@@ -1,0 +1,26 @@
+"""Opening a home for a surface, and its background jobs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+
+def open_services(**overrides: Any) -> Services:
+    """Load settings (ConfigError on a bad one), start a new home, log to stderr with every
+    secret redacted, and build the services a surface is handed."""
+    from core.logs import setup_logging
+    from core.services import open_services as build
+
+    services = build(**overrides)
+    setup_logging(services.settings.log_level, services.settings.secrets())
+    return services
+
+
+def start_scheduler(services: Services):
+    """Start the scheduled jobs on the running event loop; the caller shuts it down."""
+    from core.jobs.scheduler import start_scheduler as start
+
+    return start(services)
