@@ -7,13 +7,17 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from cockpit.screens.base import EloraScreen, refill
+from cockpit.screens.base import EloraScreen, shown_safely
 from cockpit.widgets.dialogs import ConfirmDialog
+from cockpit.widgets.tables import RowTable
+from core import app as elora
 from core.memory.vocabulary import MEMORY_TIERS, STATUSES, TIER_SHORT
 
 PAGE = 50
@@ -35,6 +39,28 @@ class MemoryQuery:
     scope: str | None
     topic: str | None
     offset: int
+
+
+@dataclass
+class PageLoaded(Message):
+    """A page of entries for a query, loaded in a worker."""
+
+    query: MemoryQuery
+    page: elora.MemoryPage
+
+
+@dataclass
+class DetailsLoaded(Message):
+    """The links and history of an entry, loaded in a worker."""
+
+    details: elora.EntryDetails
+
+
+@dataclass
+class Forgotten(Message):
+    """An entry was erased from every store."""
+
+    memory_id: str
 
 
 class MemoryScreen(EloraScreen):
@@ -72,14 +98,14 @@ class MemoryScreen(EloraScreen):
             yield Input(placeholder="topic", id="topic")
         with Horizontal():
             with Vertical(id="memory-list"):
-                yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                yield RowTable(id="entries", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="memory-page", classes="hint")
             with VerticalScroll(id="memory-detail", classes="detail"):
                 yield Static("No entry selected.", id="memory-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(RowTable)
         for label, width in (("memory_id", 22), ("tier", 4), ("imp", 3), ("text", 200)):
             table.add_column(label, width=width)
         table.focus()
@@ -102,54 +128,35 @@ class MemoryScreen(EloraScreen):
             offset=self.page_start,
         )
 
-    def load(self, q: MemoryQuery) -> dict[str, Any]:
-        memory = self.services.memory
-        if q.text:
-            if q.mode == "semantic":
-                statuses = (q.status,) if q.status else STATUSES
-                hits, degraded = memory.search(q.text, PAGE, statuses=statuses,
-                                               tiers=[q.tier] if q.tier else None,
-                                               scopes=[q.scope] if q.scope else None)  # fmt: skip
-                rows = [h.entry for h in hits]
-            else:
-                rows, degraded = memory.fulltext(q.text, PAGE, q.status), False
-                rows = [e for e in rows if (not q.tier or e.tier == q.tier)
-                        and (not q.scope or e.scope == q.scope)]  # fmt: skip
-            if q.topic:
-                rows = [e for e in rows if q.topic.lower() in e.topics]
-            total = len(rows)
-        else:
-            rows = memory.list(tier=q.tier, scope=q.scope, topic=q.topic, status=q.status,
-                               limit=PAGE, offset=q.offset)  # fmt: skip
-            total, degraded = (
-                memory.count(q.status, tier=q.tier, scope=q.scope, topic=q.topic),
-                False,
-            )
-        return {"query": q, "rows": rows, "total": total, "degraded": degraded}
+    def reload_data(self) -> None:
+        self.load_page(self.query_state())  # read on the UI thread, used in the worker
 
-    def _details(self, entry) -> dict[str, Any]:
-        """Links and history of an entry (fetched in a worker, not on the UI thread)."""
-        memory = self.services.memory
-        links = memory.links_of([entry.uuid])
-        related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
-        return {"uuid": entry.uuid, "links": links, "related": related}
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_page(self, q: MemoryQuery) -> None:
+        """A page of entries (never a full load), or one page of search results."""
+        page = elora.browse_memory(
+            self.services, text=q.text, mode=q.mode, tier=q.tier, status=q.status,
+            scope=q.scope, topic=q.topic, limit=PAGE, offset=q.offset,
+        )  # fmt: skip
+        self.post_message(PageLoaded(q, page))
 
-    def show(self, data: dict[str, Any]) -> None:
-        q: MemoryQuery = data["query"]
-        self.entries = {e.memory_id: e for e in data["rows"]}
-        self.total = data["total"]
+    @shown_safely
+    def on_page_loaded(self, loaded: PageLoaded) -> None:
+        q, page = loaded.query, loaded.page
+        self.entries = {e.memory_id: e for e in page.entries}
+        self.total = page.total
         rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
-                               e.canonical_text.replace("\n", " "))) for e in data["rows"]]  # fmt: skip
+                               e.canonical_text.replace("\n", " "))) for e in page.entries]  # fmt: skip
         moved, self.shown_query = self.shown_query != q, q
-        changed = refill(self.query_one(DataTable), rows, top=moved)
+        changed = self.query_one(RowTable).refill(rows, top=moved)
         if q.text:
             where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
-            if data["degraded"]:
+            if page.degraded:
                 where += " · DEGRADED: embeddings unavailable, lexical only"
         elif not self.total:
             where = "no entry matches these filters"
         else:
-            last = q.offset + len(data["rows"])
+            last = q.offset + len(page.entries)
             where = f"rows {q.offset + 1:,}–{last:,} of {self.total:,}  (] next, [ previous)"
         self.query_one("#memory-page", Static).update(where)
         if changed or _detail_key(self._selected()) != self.detail_key:
@@ -159,11 +166,7 @@ class MemoryScreen(EloraScreen):
         self.detail_key = None  # ctrl+r also reloads the selected entry's links
 
     def _selected(self):
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.entries.get(key)
+        return self.entries.get(self.query_one(RowTable).selected_key() or "")
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
         if _detail_key(self._selected()) != self.detail_key:  # not already asked for by show()
@@ -175,12 +178,18 @@ class MemoryScreen(EloraScreen):
         if entry is None:
             self.query_one("#memory-body", Static).update("No entry here.")
             return
-        self.background(lambda: self._details(entry), self._render_detail, group="detail")
+        self.load_details(entry)
 
-    def _render_detail(self, details: dict[str, Any]) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
+    def load_details(self, entry) -> None:
+        """Links and history of an entry (a newer selection makes an older load moot)."""
+        self.post_message(DetailsLoaded(elora.entry_details(self.services, entry)))
+
+    @shown_safely
+    def on_details_loaded(self, loaded: DetailsLoaded) -> None:
         entry = self._selected()
-        if entry is not None and entry.uuid == details["uuid"]:
-            self.query_one("#memory-body", Static).update(render_entry(entry, details))
+        if entry is not None and entry.uuid == loaded.details.uuid:
+            self.query_one("#memory-body", Static).update(render_entry(entry, loaded.details))
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -188,7 +197,7 @@ class MemoryScreen(EloraScreen):
         if event.input.id == "search":
             self.query_text = event.value.strip()
         self.page_start = 0
-        self.query_one(DataTable).focus()  # so ] [ f and the arrows act on the results
+        self.query_one(RowTable).focus()  # so ] [ f and the arrows act on the results
         self.action_refresh_data()
 
     def on_select_changed(self, _event: Select.Changed) -> None:
@@ -202,7 +211,7 @@ class MemoryScreen(EloraScreen):
         self.query_one("#search", Input).value = ""
         self.query_text = ""
         self.page_start = 0
-        self.query_one(DataTable).focus()
+        self.query_one(RowTable).focus()
         self.action_refresh_data()
 
     def action_toggle_mode(self) -> None:
@@ -231,9 +240,17 @@ class MemoryScreen(EloraScreen):
             self.page_start = new
             self.action_refresh_data()
 
-    def action_forget(self) -> None:
-        from core.memory.api import forget_memory
+    @work(thread=True, exit_on_error=False, group="action")
+    def forget(self, memory_id: str) -> None:
+        """Erase an entry from every store, in a worker."""
+        elora.forget(self.services, memory_id)
+        self.post_message(Forgotten(memory_id))
 
+    def on_forgotten(self, forgotten: Forgotten) -> None:
+        self.notify(f"forgot {forgotten.memory_id}")
+        self.action_refresh_data()
+
+    def action_forget(self) -> None:
         entry = self._selected()
         if entry is None:
             self.notify("No entry selected.", severity="warning")
@@ -241,8 +258,7 @@ class MemoryScreen(EloraScreen):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(lambda: forget_memory(self.services, entry.memory_id),
-                                lambda r: self.action_refresh_data(), success=f"forgot {entry.memory_id}")  # fmt: skip
+                self.forget(entry.memory_id)
 
         question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
                     "It is erased from every store; this cannot be undone.")  # fmt: skip
@@ -254,7 +270,7 @@ def _detail_key(entry) -> tuple[str, str] | None:
     return None if entry is None else (entry.uuid, entry.status)
 
 
-def render_entry(entry, details: dict[str, Any]) -> Group:
+def render_entry(entry, details: elora.EntryDetails) -> Group:
     """The detail pane: text, classification, provenance, links and history."""
     parts: list[Any] = [
         f"[b]{escape(entry.canonical_text)}[/b]",
@@ -272,8 +288,8 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
     ]
     for s in entry.sources or [{"origin": "unknown"}]:
         parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
-    related = details.get("related", {})
-    mine = [x for x in details.get("links", []) if entry.uuid in (x.from_uuid, x.to_uuid)]
+    related = details.related
+    mine = [x for x in details.links if entry.uuid in (x.from_uuid, x.to_uuid)]
     if mine:
         parts += ["", "[b]Links and history[/b]"]
         for link in mine:
