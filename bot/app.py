@@ -65,9 +65,9 @@ async def _post_init(app: Application) -> None:
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
     if app.bot_data.get("scheduler_enabled", True):
-        from core.jobs.scheduler import start_scheduler
+        from core import app as elora
 
-        app.bot_data["scheduler"] = start_scheduler(services)
+        app.bot_data["scheduler"] = elora.start_scheduler(services)
 
 
 async def _post_shutdown(app: Application) -> None:

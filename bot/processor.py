@@ -12,6 +12,8 @@ from typing import Any
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
+from core import app as elora
+
 log = logging.getLogger(__name__)
 
 
@@ -38,12 +40,13 @@ class OrderedPerChat(BaseUpdateProcessor):
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers under its chat's lock, once."""
         update_id = update.update_id if isinstance(update, Update) else None
-        state = self.services.chats
         async with self._locks[_chat_key(update)]:
-            if update_id is not None and state.already_handled("telegram", update_id):
+            if update_id is not None and elora.already_handled(
+                self.services, "telegram", update_id
+            ):
                 log.info("update %s already handled, skipped", update_id)
                 coroutine.close()  # type: ignore[attr-defined]
                 return
             await coroutine
             if update_id is not None:
-                state.mark_handled("telegram", update_id)
+                elora.mark_handled(self.services, "telegram", update_id)

@@ -11,6 +11,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from bot.handlers.commands import _args_text
+from core import app as elora
 from core.errors import EloraError
 
 PICKS = 5
@@ -42,9 +43,7 @@ def _confirm_keyboard(
 
 def _messages_holding(services, memory_id: str) -> int:
     """How many archived messages `forget --with-sources` would erase with the entry."""
-    from core.memory.forget import preview
-
-    return len(preview(services, memory_id=memory_id, with_sources=True).messages)
+    return len(elora.forget_preview(services, memory_id=memory_id, with_sources=True).messages)
 
 
 async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
@@ -78,23 +77,22 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await asyncio.to_thread(services.memory.get, arg)
+    entry = await asyncio.to_thread(elora.get_memory, services, arg)
     if entry is not None:
         await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
-    if not hits:
+    found = await asyncio.to_thread(elora.find_memory, services, arg, PICKS)
+    if not found:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
-    token = _offer(context, [h.entry.memory_id for h in hits])
+    token = _offer(context, [e.memory_id for e in found])
     rows = [
         [
             InlineKeyboardButton(
-                f"{h.entry.memory_id} — {h.entry.canonical_text[:40]}",
-                callback_data=f"fg:p:{token}:{i}",
+                f"{e.memory_id} — {e.canonical_text[:40]}", callback_data=f"fg:p:{token}:{i}"
             )
         ]
-        for i, h in enumerate(hits)
+        for i, e in enumerate(found)
     ]
     rows.append(
         [InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]
@@ -119,18 +117,16 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await asyncio.to_thread(context.services.memory.get, memory_id)
+        entry = await asyncio.to_thread(elora.get_memory, context.services, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
         await _ask_to_confirm(update, context, entry, token, index, edit=query.edit_message_text)
         return
-    from core.memory.api import forget_memory
-
     with_sources = action == "s"
     try:
         report = await asyncio.to_thread(
-            forget_memory, context.services, memory_id, with_sources=with_sources
+            elora.forget, context.services, memory_id, with_sources=with_sources
         )
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
@@ -145,16 +141,14 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    rows = context.services.proposals.list(limit=PICKS)
-    if not rows:
+    views = elora.review_queue(context.services, limit=PICKS)
+    if not views:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
-    from core.learning.proposals import being_decided
-
-    now = context.services.clock.now()
-    for p in rows:
+    for view in views:
+        p = view.proposal
         score = f" · A-MAC {p.total:.1f}" if p.total is not None else ""
-        score += " · approving…" if being_decided(p, now) else ""
+        score += " · approving…" if view.approving else ""
         conflict = f"\n⚠️ {p.conflict_relation}" if p.conflict_relation else ""
         keyboard = InlineKeyboardMarkup(
             [[InlineKeyboardButton(context.say(update, "approve"), callback_data=f"pr:a:{p.id}"),
@@ -168,17 +162,15 @@ async def proposals(update: Update, context: EloraContext) -> None:
 
 async def on_proposal_button(update: Update, context: EloraContext) -> None:
     """pr:a:ID approves, pr:r:ID rejects."""
-    from core.learning import review
-
     query = update.callback_query
     await query.answer()
     _, action, proposal_id = query.data.split(":", 2)
     try:
         if action == "a":
-            entry = review.approve(context.services, proposal_id)
+            entry = elora.approve(context.services, proposal_id)
             message = context.say(update, "approved", id=html.escape(entry.memory_id))
         else:
-            review.reject(context.services, proposal_id)
+            elora.reject(context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))

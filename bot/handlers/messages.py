@@ -6,16 +6,16 @@ from telegram import Update
 
 from bot.context import EloraContext
 from bot.handlers.replies import send_reply, typing
-from core.pipeline import Request
+from core import app as elora
 
 
-def request_from(update: Update, context: EloraContext, text: str, **extra) -> Request:
+def request_from(update: Update, context: EloraContext, text: str, **extra) -> elora.Request:
     """A core Request from a Telegram message."""
     message = update.effective_message
     user = update.effective_user
     chat = update.effective_chat
-    private = context.services.chats.is_private("telegram", str(chat.id))
-    return Request(
+    private = elora.is_private(context.services, "telegram", str(chat.id))
+    return elora.Request(
         surface="telegram",
         chat_id=str(chat.id),
         text=text,
@@ -33,5 +33,5 @@ async def on_text(update: Update, context: EloraContext) -> None:
     """Answer a message with memory, showing "typing…" meanwhile."""
     message = update.effective_message
     async with typing(update, context):
-        reply = await context.services.assistant.handle(request_from(update, context, message.text))
+        reply = await elora.ask(context.services, request_from(update, context, message.text))
     await send_reply(update, context, reply.text, reply.trace_id)

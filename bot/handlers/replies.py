@@ -13,6 +13,7 @@ from telegram.error import BadRequest
 
 from bot.context import EloraContext
 from bot.format import render_reply, split_markdown
+from core import app as elora
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
@@ -99,8 +100,8 @@ async def send_reply(
         sent.append(await send_html(chat_id, part, context, reply_markup=markup))
     if trace_id:
         for message in sent:
-            context.services.chats.remember_reply(
-                "telegram", str(chat_id), str(message.message_id), trace_id
+            elora.note_reply(
+                context.services, "telegram", str(chat_id), str(message.message_id), trace_id
             )
     return sent
 
