@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
 from core import threads as thread_rows
 from core.archive import captures as archive_rows
 from core.learning import proposals as proposal_rows
@@ -32,6 +30,8 @@ from core.memory.matching import FORGOTTEN, Phrase, fold_for_match
 from core.memory.trace_copies import RowRewrite, loads, trace_copies
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from core.memory.home_files import FileCopy
     from core.services import Services
 

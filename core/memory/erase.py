@@ -13,8 +13,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
 from core import threads as thread_rows
 from core.archive import captures as archive_rows
 from core.errors import EloraError
@@ -27,6 +25,8 @@ from core.memory.tombstones import bury, bury_entry, log_forget
 from core.traces import rewrite_trace
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from core.services import Services
 
 log = logging.getLogger(__name__)

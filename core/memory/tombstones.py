@@ -28,10 +28,11 @@ from core.learning.consent import FORGOTTEN, ConsentRefused
 from core.recall.lexical import fold
 from core.storage import meta
 from core.storage.dialect import insert_ignoring
-from core.storage.models import ForgetLog, MemoryEntry, Tombstone
+from core.storage.models import ForgetLog, Tombstone
 
 if TYPE_CHECKING:
     from core.services import Services
+    from core.storage.models import MemoryEntry
 
 KEY = "tombstone_key"
 

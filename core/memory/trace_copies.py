@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
 from core.memory.matching import FORGOTTEN
 from core.traces import TRACE_JSON, scan_traces
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from core.memory.copies import Target
 
 
