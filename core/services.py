@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from core.archive.spool import Spool
 from core.clock import Clock, SystemClock
@@ -10,6 +11,9 @@ from core.config import Settings
 from core.embeddings import Embedder, build_embedder
 from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
+
+if TYPE_CHECKING:
+    from core.routing.client import ModelClient
 
 
 class Services:
@@ -22,6 +26,7 @@ class Services:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         vectors: VectorIndex | None = None,
+        llm: ModelClient | None = None,
     ):
         self.settings = settings
         self.clock = clock or SystemClock()
@@ -31,6 +36,8 @@ class Services:
             self.embedder = embedder
         if vectors is not None:
             self.vectors = vectors
+        if llm is not None:
+            self.llm = llm
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -73,21 +80,32 @@ class Services:
         """Maintained memory entries (the canon)."""
         from core.memory.entries import MemoryStore
 
-        return MemoryStore(self)
+        s = self.settings
+        return MemoryStore(self.db, self.clock, self.vectorspace, s.importance_weights)
 
     @cached_property
     def session_memory(self):
         """Ephemeral per-session memory."""
         from core.memory.session import SessionMemory
 
-        return SessionMemory(self)
+        s = self.settings
+        return SessionMemory(
+            self.db, self.clock, self.vectorspace, s.session_ttl_hours, s.session_threshold
+        )
 
     @cached_property
     def proposals(self):
         """Learning proposals waiting for review."""
         from core.learning.proposals import ProposalStore
 
-        return ProposalStore(self)
+        return ProposalStore(self.db, self.clock, self.tombstones)
+
+    @cached_property
+    def tombstones(self):
+        """What the operator forgot (keyed hashes), checked before anything is filed."""
+        from core.memory.tombstones import Tombstones
+
+        return Tombstones(self.db, self.clock)
 
     @cached_property
     def learner(self):
@@ -104,7 +122,7 @@ class Services:
         return TraceStore(self)
 
     @cached_property
-    def llm(self):
+    def llm(self) -> ModelClient:
         """The LLM client (LiteLLM is imported on its first call).
 
         Every call through it, from any caller (pipeline, learning, council, jobs), obeys the
@@ -119,14 +137,19 @@ class Services:
         """The daily spending guard."""
         from core.routing.spend import SpendGuard
 
-        return SpendGuard(self)
+        s = self.settings
+        return SpendGuard(self.traces.spent_today, s.daily_spend_cap, s.pro_spend_share)
 
     @cached_property
     def profile(self):
         """The capability profile and routing gate."""
         from core.routing.profile import CapabilityProfile
 
-        return CapabilityProfile(self)
+        s = self.settings
+        return CapabilityProfile(
+            self.db, self.clock, alpha=s.profile_alpha, gate_lambda=s.gate_lambda,
+            gate_theta=s.gate_theta,
+        )  # fmt: skip
 
     @cached_property
     def assistant(self):

@@ -60,6 +60,7 @@ OWNERS: dict[str, set[str]] = {
         "chunks_fts",
     },
     "core/memory/entries.py": {"memory_entries", "entry_links", "entries_fts"},
+    "core/memory/entry_search.py": {"memory_entries", "entries_fts"},
     "core/memory/tombstones.py": {"tombstones", "forget_log"},
     "core/memory/session.py": {"session_chunks"},
     "core/learning/proposals.py": {"proposals"},

@@ -10,11 +10,12 @@ from sqlalchemy import Connection, String, type_coerce
 from sqlmodel import col, delete, func, select, update
 
 from core.ids import new_id
-from core.memory.tombstones import refuse_if_buried
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.memory.tombstones import Tombstones
+    from core.storage.db import Database
 
 
 OPEN = ("pending", "recommended")
@@ -32,9 +33,10 @@ def being_decided(proposal: Proposal, now: datetime) -> bool:
 class ProposalStore:
     """Create, list and fetch proposals (the review flow lives in core.learning.review)."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
+    def __init__(self, db: Database, clock: Clock, tombstones: Tombstones):
+        self.db = db
+        self.clock = clock
+        self.tombstones = tombstones
 
     def create(
         self,
@@ -57,7 +59,7 @@ class ProposalStore:
         """Store a new proposal and return it; a forgotten text is refused (Forgotten)."""
         # The one place proposals are born: extraction, `elora learn`, jobs, model tools and
         # mirror imports all pass here, so none of them brings a forgotten text back.
-        refuse_if_buried(self.services, text)
+        self.tombstones.refuse_if_buried(text)
         proposal = Proposal(
             id=new_id(),
             status=status,
@@ -74,7 +76,7 @@ class ProposalStore:
             source_capture_ids=source_capture_ids or [],
             conflict_uuid=conflict_uuid,
             conflict_relation=conflict_relation,
-            created_at=self.services.clock.now(),
+            created_at=self.clock.now(),
         )
         with self.db.session() as session:
             session.add(proposal)

@@ -2,56 +2,47 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import ValidationError
 from sqlalchemy import Connection, String, text, type_coerce
 from sqlmodel import col, delete, func, select, update
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
+from core.memory.entry_search import EntrySearch
 from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
-from core.recall.lexical import fts_query, normalise_bm25
 from core.storage.models import EntryLink, MemoryEntry
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
-
-VECTOR_WEIGHT = 0.75
-LEXICAL_WEIGHT = 0.25
-# Unfiltered vector probe: this many times the candidates wanted, and at least PROBE_MIN.
-PROBE_FACTOR = 4
-PROBE_MIN = 100
-
-
-@dataclass
-class EntryHit:
-    """A recalled entry with how it scored."""
-
-    entry: MemoryEntry
-    score: float
-    similarity: float | None
-    lexical: float
 
 
 def _epoch(value) -> int:
     return int(value.timestamp()) if value else 0
 
 
-class MemoryStore:
-    """Entries in SQLite (text, FTS) and Chroma (vectors only)."""
+class MemoryStore(EntrySearch):
+    """Entries in SQLite (text, FTS) and Chroma (vectors only); hybrid search comes from
+    EntrySearch (core.memory.entry_search)."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
-        self.importance_weight = services.settings.importance_weights or IMPORTANCE_WEIGHT
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        vectorspace: VectorSpace,
+        importance_weights: dict[int, float] | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.vectorspace = vectorspace  # its embedder and index serve search
+        self.importance_weight = importance_weights or IMPORTANCE_WEIGHT
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -64,7 +55,7 @@ class MemoryStore:
             where = ".".join(str(p) for p in first["loc"]) or "entry"
             raise InvalidInput(f"invalid memory entry: {where}: {first['msg']}") from None
         uuid = memory_uuid(entry_in.memory_id)
-        now = self.services.clock.now()
+        now = self.clock.now()
         with self.db.session(write=True) as session:
             row = session.exec(select(MemoryEntry).where(MemoryEntry.uuid == uuid)).first()
             values = entry_in.model_dump()
@@ -93,7 +84,7 @@ class MemoryStore:
         if not rows:
             return 0
         try:
-            self.services.vectorspace.upsert(
+            self.vectorspace.upsert(
                 "memory",
                 [r.uuid for r in rows],
                 [r.embedding_text for r in rows],
@@ -102,11 +93,11 @@ class MemoryStore:
         except EloraError as exc:
             log.warning("memory indexing deferred for %d entries: %s", len(rows), exc)
             return 0
+        uuids = [r.uuid for r in rows]
         with self.db.session() as session:
-            session.connection().exec_driver_sql(
-                "UPDATE memory_entries SET vector_state = 'indexed' WHERE uuid = ?",
-                [(r.uuid,) for r in rows],
-            )
+            for start in range(0, len(uuids), 500):
+                part = col(MemoryEntry.uuid).in_(uuids[start : start + 500])
+                session.exec(update(MemoryEntry).where(part).values(vector_state="indexed"))
         for r in rows:
             r.vector_state = "indexed"
         return len(rows)
@@ -314,128 +305,9 @@ class MemoryStore:
                     to_uuid=to_uuid,
                     relation=relation,
                     note=note,
-                    created_at=self.services.clock.now(),
+                    created_at=self.clock.now(),
                 )
             )
-
-    # -- search ----------------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        limit: int = 5,
-        *,
-        scopes: list[str] | None = None,
-        statuses: tuple[str, ...] = ("active",),
-        tiers: list[str] | None = None,
-        query_vector: np.ndarray | None = None,
-    ) -> tuple[list[EntryHit], bool]:
-        """Hybrid search: over-fetch 3×limit by vector and by BM25, rerank by
-        calibrated cosine × importance weight (plus a lexical share); returns (hits, degraded).
-        """
-        fetch = max(3 * limit, limit)
-        degraded = False
-        cosine: dict[str, float] = {}
-        qvec = query_vector
-        try:
-            if qvec is None:
-                self.services.vectorspace.ensure_readable()
-                qvec = self.services.embedder.embed_query(query)
-            cosine = self._nearest(qvec, fetch, scopes, statuses, tiers)
-        except EloraError as exc:
-            log.warning("memory search degraded to lexical: %s", exc)
-            degraded, qvec = True, None
-        lexical = self._lexical(query, fetch, scopes, statuses, tiers)
-        missing = [u for u in lexical if u not in cosine]
-        if qvec is not None and missing:
-            try:
-                stored = self.services.vectors.get_vectors("memory", missing)
-                for uuid, vec in stored.items():
-                    cosine[uuid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
-            except EloraError as exc:
-                log.warning("could not score lexical hits by vector: %s", exc)
-        rows = self.by_uuids(list(set(cosine) | set(lexical)))
-        calibrate = self.services.embedder.calibrate
-        hits = []
-        for uuid, row in rows.items():
-            if row.status not in statuses or (scopes and row.scope not in scopes):
-                continue
-            if tiers and row.tier not in tiers:
-                continue
-            lex = lexical.get(uuid, 0.0)
-            sim = cosine.get(uuid)
-            base = LEXICAL_WEIGHT * lex + (VECTOR_WEIGHT * calibrate(sim) if sim is not None else 0)
-            if degraded:
-                base = lex
-            weight = self.importance_weight.get(row.importance, 1.0)
-            hits.append(EntryHit(row, round(base * weight, 4), sim, lex))
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:limit], degraded
-
-    def _nearest(self, qvec, fetch, scopes, statuses, tiers) -> dict[str, float]:
-        """The `fetch` nearest entries that pass the filters, as {uuid: cosine}.
-
-        Chroma's metadata pre-filter costs far more than the search itself on a large
-        collection (about 30 ms of CPU against 3 ms at 10k entries), and the usual filter
-        (status active) keeps nearly everything. So search unfiltered with headroom and filter
-        the hits' metadata here: when at least `fetch` of them pass, they are exactly the
-        `fetch` nearest passing entries. Only when too few pass is Chroma asked to filter.
-        """
-        probe = max(fetch * PROBE_FACTOR, PROBE_MIN)
-        hits = self.services.vectors.query("memory", qvec.tolist(), probe)
-        kept = [h for h in hits if self._passes(h.metadata, scopes, statuses, tiers)]
-        if len(kept) < fetch and len(hits) == probe:
-            where = self._where(scopes, statuses, tiers)
-            kept = self.services.vectors.query("memory", qvec.tolist(), fetch, where)
-        return {h.id: h.similarity for h in kept[:fetch]}
-
-    @staticmethod
-    def _passes(meta: dict[str, Any], scopes, statuses, tiers) -> bool:
-        """The same test as `_where`, applied to one hit's metadata."""
-        return (
-            (not statuses or meta.get("status") in statuses)
-            and (not scopes or meta.get("scope") in scopes)
-            and (not tiers or meta.get("tier") in tiers)
-        )
-
-    def fulltext(self, query: str, limit: int = 50, status: str | None = None) -> list[MemoryEntry]:
-        """Entries matching the words of a query (FTS5 / BM25), best first."""
-        statuses = (status,) if status else ("active", "superseded", "deprecated")
-        ranked = self._lexical(query, limit, None, statuses, None)
-        rows = self.by_uuids(list(ranked))
-        return [rows[u] for u in ranked if u in rows]
-
-    @staticmethod
-    def _where(scopes, statuses, tiers) -> dict | None:
-        clauses: list[dict] = []
-        if statuses:
-            clauses.append({"status": {"$in": list(statuses)}})
-        if scopes:
-            clauses.append({"scope": {"$in": list(scopes)}})
-        if tiers:
-            clauses.append({"tier": {"$in": list(tiers)}})
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-    def _lexical(self, query, limit, scopes, statuses, tiers) -> dict[str, float]:
-        match = fts_query(query)
-        if not match:
-            return {}
-        sql = (
-            "SELECT e.uuid, bm25(entries_fts) AS rank FROM entries_fts "
-            "JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match"
-        )
-        params: dict[str, Any] = {"match": match, "limit": limit}
-        for name, values in (("status", statuses), ("scope", scopes), ("tier", tiers)):
-            if values:
-                sql += f" AND e.{name} IN (SELECT value FROM json_each(:{name}))"
-                params[name] = json.dumps(list(values))
-        sql += " ORDER BY rank LIMIT :limit"
-        with self.db.session() as session:
-            rows = session.exec(text(sql), params=params).all()
-        return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))
 
 
 # -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------

@@ -18,7 +18,9 @@ from core.recall.lexical import fold, terms
 from core.storage.models import SessionChunk
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
 
@@ -39,14 +41,20 @@ class SessionHit:
 class SessionMemory:
     """Working memory of one session; nothing here outlives the session or its TTL."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
+    def __init__(
+        self, db: Database, clock: Clock, vectorspace: VectorSpace, ttl_hours: float,
+        threshold: float,
+    ):  # fmt: skip
+        self.db = db
+        self.clock = clock
+        self.vectorspace = vectorspace
+        self.ttl = timedelta(hours=ttl_hours)
+        self.threshold = threshold  # calibrated similarity a search hit must reach
 
     def save(self, user_id: str, chat_id: str, source_id: str, text: str) -> int:
         """Chunk and index text under its source_id; return the number of chunks."""
-        now = self.services.clock.now()
-        expires = now + timedelta(hours=self.services.settings.session_ttl_hours)
+        now = self.clock.now()
+        expires = now + self.ttl
         pieces = split_text(text, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
         rows = [
             SessionChunk(
@@ -75,7 +83,7 @@ class SessionMemory:
                 session.add(row)
         meta = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
         try:
-            self.services.vectorspace.upsert(
+            self.vectorspace.upsert(
                 "ephemeral",
                 ids,
                 pieces,
@@ -90,13 +98,13 @@ class SessionMemory:
         threshold: float | None = None,
     ) -> list[SessionHit]:  # fmt: skip
         """Chunks of one source above the (calibrated) threshold, best first."""
-        threshold = self.services.settings.session_threshold if threshold is None else threshold
+        threshold = self.threshold if threshold is None else threshold
         partition = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
         where = {"$and": [{k: v} for k, v in partition.items()]}
         scores: dict[str, float] = {}
         try:
-            hits = self.services.vectorspace.query("ephemeral", query, limit * 2, where)
-            calibrate = self.services.embedder.calibrate
+            hits = self.vectorspace.query("ephemeral", query, limit * 2, where)
+            calibrate = self.vectorspace.embedder.calibrate
             scores = {h.id: calibrate(h.similarity) for h in hits}
         except EloraError as exc:
             log.warning("session search degraded to lexical: %s", exc)
@@ -162,18 +170,16 @@ class SessionMemory:
 
     def purge_expired(self) -> int:
         """Purge chunks past their TTL (the scheduled job); return chunks removed."""
-        return self._purge(SessionChunk.expires_at <= self.services.clock.now())
+        return self._purge(SessionChunk.expires_at <= self.clock.now())
 
     def _purge(self, condition) -> int:
         with self.db.session(write=True) as session:
             ids = list(session.exec(select(SessionChunk.id).where(condition)))
-            if ids:
-                session.connection().exec_driver_sql(
-                    f"DELETE FROM session_chunks WHERE id IN ({','.join('?' * len(ids))})",
-                    tuple(ids),
-                )
+            for start in range(0, len(ids), 500):
+                part = col(SessionChunk.id).in_(ids[start : start + 500])
+                session.exec(delete(SessionChunk).where(part))
         if ids:
-            self.services.vectors.delete("ephemeral", ids)
+            self.vectorspace.index.delete("ephemeral", ids)
         return len(ids)
 
 

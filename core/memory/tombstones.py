@@ -31,7 +31,9 @@ from core.storage.dialect import insert_ignoring
 from core.storage.models import ForgetLog, Tombstone
 
 if TYPE_CHECKING:
+    from core.clock import Clock
     from core.services import Services
+    from core.storage.db import Database
     from core.storage.models import MemoryEntry
 
 KEY = "tombstone_key"
@@ -46,39 +48,72 @@ def normalise(text: str) -> str:
     return " ".join(re.findall(r"\w+", fold(text or "")))
 
 
-def _key(services: Services) -> bytes:
-    """The home's secret, made on first use (a concurrent first use keeps the first one)."""
-    kept = meta.get(services.db, KEY) or meta.put_once(services.db, KEY, secrets.token_hex(32))
-    return bytes.fromhex(kept)
+class Tombstones:
+    """The tombstones of one home (owner of the `tombstones` table and of its key in `meta`)."""
+
+    def __init__(self, db: Database, clock: Clock):
+        self.db = db
+        self.clock = clock
+
+    def _key(self) -> bytes:
+        """The home's secret, made on first use (a concurrent first use keeps the first one)."""
+        kept = meta.get(self.db, KEY) or meta.put_once(self.db, KEY, secrets.token_hex(32))
+        return bytes.fromhex(kept)
+
+    def digest(self, text: str) -> str:
+        """The keyed hash of a text's normalised form."""
+        return hmac.new(self._key(), normalise(text).encode(), hashlib.sha256).hexdigest()
+
+    def digests(self, texts: Iterable[str]) -> list[str]:
+        """The keyed hashes of texts (each normalised form once)."""
+        key = self._key()
+        forms = {normalise(t) for t in texts} - {""}
+        return [hmac.new(key, f.encode(), hashlib.sha256).hexdigest() for f in sorted(forms)]
+
+    def bury(self, texts: Iterable[str]) -> int:
+        """Leave a tombstone for each text; return how many are new."""
+        digests = self.digests(texts)
+        if not digests:
+            return 0
+        now = self.clock.now()
+        with self.db.session(write=True) as session:
+            stmt = select(Tombstone.digest).where(col(Tombstone.digest).in_(digests))
+            known = set(session.exec(stmt))
+            new = [d for d in digests if d not in known]
+            if new:
+                rows = [{"digest": d, "created_at": now} for d in new]
+                session.exec(insert_ignoring(Tombstone, rows))
+        return len(new)
+
+    def is_buried(self, text: str) -> bool:
+        """Whether the operator forgot this text."""
+        if not normalise(text):
+            return False
+        stmt = select(Tombstone.digest).where(Tombstone.digest == self.digest(text))
+        with self.db.session() as session:
+            return session.exec(stmt).first() is not None
+
+    def refuse_if_buried(self, text: str) -> None:
+        """Raise Forgotten when the text was forgotten (the one check before anything is
+        filed)."""
+        if self.is_buried(text):
+            raise Forgotten("the operator forgot this; only an explicit remember brings it back")
+
+    def lift(self, text: str) -> bool:
+        """Remove a text's tombstone (an explicit remember); return whether there was one."""
+        stmt = delete(Tombstone).where(Tombstone.digest == self.digest(text))
+        with self.db.session(write=True) as session:
+            return session.exec(stmt).rowcount > 0
 
 
 def digest(services: Services, text: str) -> str:
     """The keyed hash of a text's normalised form."""
-    return hmac.new(_key(services), normalise(text).encode(), hashlib.sha256).hexdigest()
-
-
-def _digests(services: Services, texts: Iterable[str]) -> list[str]:
-    key = _key(services)
-    forms = {normalise(t) for t in texts} - {""}
-    return [hmac.new(key, f.encode(), hashlib.sha256).hexdigest() for f in sorted(forms)]
+    return services.tombstones.digest(text)
 
 
 def bury(services: Services, texts: Iterable[str]) -> int:
     """Leave a tombstone for each text; return how many are new."""
-    digests = _digests(services, texts)
-    if not digests:
-        return 0
-    now = services.clock.now()
-    with services.db.session(write=True) as session:
-        known = set(
-            session.exec(select(Tombstone.digest).where(col(Tombstone.digest).in_(digests)))
-        )
-        new = [d for d in digests if d not in known]
-        if new:
-            session.exec(
-                insert_ignoring(Tombstone, [{"digest": d, "created_at": now} for d in new])
-            )
-    return len(new)
+    return services.tombstones.bury(texts)
 
 
 def bury_entry(services: Services, entry: MemoryEntry) -> None:
@@ -100,24 +135,17 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
 
 def is_buried(services: Services, text: str) -> bool:
     """Whether the operator forgot this text."""
-    if not normalise(text):
-        return False
-    stmt = select(Tombstone.digest).where(Tombstone.digest == digest(services, text))
-    with services.db.session() as session:
-        return session.exec(stmt).first() is not None
+    return services.tombstones.is_buried(text)
 
 
 def refuse_if_buried(services: Services, text: str) -> None:
     """Raise Forgotten when the text was forgotten (the one check before anything is filed)."""
-    if is_buried(services, text):
-        raise Forgotten("the operator forgot this; only an explicit remember brings it back")
+    services.tombstones.refuse_if_buried(text)
 
 
 def lift(services: Services, text: str) -> bool:
     """Remove a text's tombstone (an explicit remember); return whether there was one."""
-    stmt = delete(Tombstone).where(Tombstone.digest == digest(services, text))
-    with services.db.session(write=True) as session:
-        return session.exec(stmt).rowcount > 0
+    return services.tombstones.lift(text)
 
 
 def log_forget(
