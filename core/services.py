@@ -1,4 +1,8 @@
-"""Wire once: one Services object built from settings, handed to every surface."""
+"""Wire once: one Services object built from settings, handed to every surface.
+
+This is the one place that knows how the parts fit: each store is built here with only what it
+uses (its database, clock, vector space, a few settings), so the stores never reach for each
+other through a services object. Surfaces receive it and call the front door (core.app)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@ phrase, or only a preview), and the evidence pack a question gets."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from core.recall.pack import EvidencePack
     from core.services import Services
     from core.storage.models import EntryLink, MemoryEntry
+
+log = logging.getLogger(__name__)
 
 
 def remember(
@@ -210,8 +213,6 @@ def search_memory(
 def search_archive(services: Services, query: str, limit: int = 5) -> list[dict[str, Any]]:
     """Archive chunks matching a query, as pack items with their sources (lexical alone when
     the vectors cannot be used)."""
-    import logging
-
     from core.errors import EloraError
     from core.recall.archive_search import search_archive as search
     from core.recall.items import archive_item
@@ -221,5 +222,5 @@ def search_archive(services: Services, query: str, limit: int = 5) -> list[dict[
         services.vectorspace.ensure_compatible()
         vector = services.embedder.embed_query(query)
     except EloraError as exc:  # lexical hits still come back
-        logging.getLogger(__name__).warning("archive search without vectors: %s", exc)
+        log.warning("archive search without vectors: %s", exc)
     return [archive_item(services, h) for h in search(services, query, vector, limit)]
