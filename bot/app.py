@@ -3,6 +3,7 @@ scheduler started in post_init and stopped in post_shutdown."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from telegram import BotCommand, Update
@@ -22,8 +23,11 @@ from bot.context import EloraContext
 from bot.handlers import access, commands, council, documents, errors, feedback, memory, messages
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from core import app as elora
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
+SHUTDOWN_INDEXING = 30.0  # seconds the last chunks may take to embed at shutdown
 
 
 def register(app: Application) -> None:
@@ -64,9 +68,9 @@ async def _post_init(app: Application) -> None:
         commands_list = [BotCommand(name, description) for name, description in entries]
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
+    # Load the slow parts now rather than on the first message (off the event loop).
+    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(elora.warm_up, services))
     if app.bot_data.get("scheduler_enabled", True):
-        from core import app as elora
-
         app.bot_data["scheduler"] = elora.start_scheduler(services)
 
 
@@ -74,7 +78,13 @@ async def _post_shutdown(app: Application) -> None:
     scheduler = app.bot_data.pop("scheduler", None)
     if scheduler is not None:
         scheduler.shutdown(wait=False)
-    app.bot_data["services"].close()
+    services = app.bot_data["services"]
+    warm_up = app.bot_data.pop("warm_up", None)
+    if warm_up is not None:
+        await asyncio.gather(warm_up, return_exceptions=True)
+    # The last replies' chunks are embedded before the process goes (or stay pending).
+    await run_blocking(elora.finish_indexing, services, SHUTDOWN_INDEXING)
+    services.close()
 
 
 def build_application(
@@ -86,7 +96,9 @@ def build_application(
         Application.builder()
         .token(settings.telegram_bot_token.get_secret_value())
         .context_types(ContextTypes(context=EloraContext))
-        .concurrent_updates(OrderedPerChat(services))
+        .concurrent_updates(
+            OrderedPerChat(services, settings.telegram_concurrent_chats, settings.work_slots)
+        )
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)
     )

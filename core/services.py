@@ -6,15 +6,20 @@ other through a services object. Surfaces receive it and call the front door (co
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from core.archive.spool import Spool
 from core.clock import Clock, SystemClock
 from core.config import Settings
+from core.embedding_worker import EmbeddingWorker
 from core.embeddings import Embedder, build_embedder
 from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from core.routing.client import ModelClient
@@ -36,8 +41,10 @@ class Services:
         self.clock = clock or SystemClock()
         self.db = Database(settings.resolved_database_url, settings.db_busy_timeout_ms)
         self.spool = Spool(settings.spool_dir)
+        # Any committed write means the database is back: replay what waits in the spool.
+        self.db.on_write(lambda: self.replayer.poke())
         if embedder is not None:
-            self.embedder = embedder
+            self.embedder = EmbeddingWorker.wrap(embedder)
         if vectors is not None:
             self.vectors = vectors
         if llm is not None:
@@ -45,17 +52,23 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The configured embedding model (loaded lazily on first embedding)."""
+        """The configured embedding model (loaded lazily on first embedding), run by one
+        worker thread that batches concurrent requests."""
         settings = self.settings
-        return build_embedder(
-            settings.embedder, settings.embedder_api_base, settings.embedder_engine
+        return EmbeddingWorker(
+            build_embedder(settings.embedder, settings.embedder_api_base, settings.embedder_engine)
         )
 
     @cached_property
     def vectors(self) -> VectorIndex:
         """The vector index: embedded Chroma under ELORA_HOME, or a Chroma server."""
         s = self.settings
-        return ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        index = ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        if s.chroma_url:
+            return index
+        from core.storage.chroma_direct import DirectChroma
+
+        return DirectChroma(index)  # everyday calls without importing chromadb
 
     @cached_property
     def vectorspace(self):
@@ -75,9 +88,30 @@ class Services:
     @cached_property
     def archive(self):
         """Verbatim captures and their chunks."""
+        from core.archive.chunking import ChunkSizes
         from core.archive.store import Archive
 
-        return Archive(self)
+        s = self.settings
+        sizes = ChunkSizes(
+            window_messages=s.window_messages,
+            window_chars=s.window_chars,
+            window_gap=timedelta(minutes=s.window_gap_minutes),
+            chunk_chars=s.chunk_chars,
+            overlap=s.chunk_overlap_chars,
+        )
+        # The replayer and the traces are reached lazily: most runs spool nothing.
+        return Archive(
+            self.db, self.clock, self.spool, self.vectorspace, sizes,
+            spooled=lambda: self.replayer.spooled(),
+            store_traces=lambda items: self.traces.store_spooled(items),
+        )  # fmt: skip
+
+    @cached_property
+    def replayer(self):
+        """Replays the spool as soon as the database takes writes again."""
+        from core.archive.replayer import SpoolReplayer
+
+        return SpoolReplayer(self.spool, lambda: self.archive.replay_spool())
 
     @cached_property
     def memory(self):
@@ -123,7 +157,13 @@ class Services:
         """Request traces and spend."""
         from core.traces import TraceStore
 
-        return TraceStore(self)
+        return TraceStore(
+            self.db,
+            self.clock,
+            self.settings.secrets(),
+            self.spool,
+            lambda: self.replayer.spooled(),
+        )
 
     @cached_property
     def llm(self) -> ModelClient:
@@ -173,10 +213,32 @@ class Services:
         """The persisted conversation window of a chat."""
         from core.conversation import ConversationWindow
 
-        return ConversationWindow(self, surface, chat_id, user_id)
+        return ConversationWindow(
+            self.db, self.clock, self.session_memory, self.settings.model_distillation,
+            surface, chat_id, user_id,
+        )  # fmt: skip
+
+    def warm_up(self) -> None:
+        """Load what the first request would otherwise wait for: the model client library,
+        the embedding model and the vector store (long-running surfaces call this at start)."""
+        from core.routing.tiers import configured
+
+        if configured(self.settings):
+            from core.routing.client import _litellm
+
+            _litellm()
+        try:
+            self.embedder.embed_query("warm-up")
+            self.vectors.count("archive")
+        except Exception as exc:  # best effort: the first request reports a real fault
+            log.warning("warm-up incomplete: %s", exc)
 
     def close(self) -> None:
-        """Release database connections."""
+        """Stop the background threads and release database connections."""
+        if "replayer" in self.__dict__:
+            self.replayer.close()
+        if "embedder" in self.__dict__:
+            self.embedder.close()
         self.db.close()
 
 

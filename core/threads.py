@@ -3,7 +3,7 @@ row of JSON turns (core.conversation and core.council.threads use them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,29 @@ def get(db: Database, thread_id: str) -> Thread | None:
         if row is not None:
             session.expunge(row)
         return row
+
+
+def turns_of(db: Database, thread_id: str) -> tuple[list[dict[str, Any]], str | None]:
+    """A thread's turns (oldest first) and summary; empty when it does not exist yet."""
+    with db.session() as session:
+        row = session.exec(select(Thread).where(Thread.id == thread_id)).first()
+        return (list(row.messages), row.summary) if row is not None else ([], None)
+
+
+def edit(
+    db: Database, thread_id: str, kind: str, chat_id: str, now: datetime,
+    change: Callable[[Thread], None],
+) -> None:  # fmt: skip
+    """Let `change` edit a thread's turns and summary (created empty when new) and save it, in
+    one write transaction."""
+    with db.session(write=True) as session:
+        row = session.exec(select(Thread).where(Thread.id == thread_id)).first()
+        if row is None:
+            row = Thread(id=thread_id, kind=kind, chat_id=chat_id, messages=[],
+                         created_at=now, updated_at=now)  # fmt: skip
+        change(row)
+        row.updated_at = now
+        session.add(row)
 
 
 def save(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -15,30 +15,71 @@ from core.logs import Redactor
 from core.storage.models import Trace
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
+    from core.clock import Clock
+    from core.storage.db import Database
 
 
 class TraceStore:
     """Writes and reads traces; knows today's spend."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        secrets: list[str],
+        spool: Spool,
+        spooled: Callable[[], None],
+    ):
+        self.db = db
+        self.clock = clock
+        self.secrets = secrets  # never stored: redacted from every text field first
+        self.spool_files = spool
+        self.spooled = spooled  # tells the replayer that something waits in the spool
 
     def record(self, **fields: Any) -> Trace:
         """Store a trace (secrets are redacted from every text field first)."""
-        redact = Redactor(self.services.settings.secrets()).value
-        pieces = _secret_pieces(self.services.settings.secrets())
+        return self.store(self.build(**fields))
+
+    def build(self, **fields: Any) -> Trace:
+        """A trace ready to store (id assigned, secrets redacted), not yet written."""
+        redact = Redactor(self.secrets).value
+        pieces = _secret_pieces(self.secrets)
         fields = {k: _scrub(redact(v), pieces) for k, v in fields.items()}
-        trace = Trace(
-            id=fields.pop("id", None) or new_id(), created_at=self.services.clock.now(), **fields
-        )
-        with self.db.session() as session:
+        return Trace(id=fields.pop("id", None) or new_id(), created_at=self.clock.now(), **fields)
+
+    def store(self, trace: Trace) -> Trace:
+        """Write a built trace; StorageUnavailable when the database refuses writes."""
+
+        def write(session) -> Trace:
             session.add(trace)
             session.flush()
             session.refresh(trace)
             session.expunge(trace)
-        return trace
+            return trace
+
+        return self.db.write(write)
+
+    def spool(self, trace: Trace, reason: str) -> None:
+        """Keep a trace in the spool until the database takes writes again (replayed once)."""
+        data = trace.model_dump(mode="json", exclude={"rowid"})
+        self.spool_files.append_trace(data, reason)
+        self.spooled()
+
+    def store_spooled(self, items: list[dict[str, Any]]) -> int:
+        """Store spooled traces, skipping ids already stored; return how many were new."""
+        ids = [item["id"] for item in items]
+        with self.db.session(write=True) as session:
+            known = set(session.exec(select(Trace.id).where(col(Trace.id).in_(ids))))
+            fresh = {}
+            for item in items:
+                if item["id"] in known or item["id"] in fresh:
+                    continue
+                data = dict(item)
+                data["created_at"] = datetime.fromisoformat(data["created_at"])
+                fresh[item["id"]] = Trace(**data)
+            session.add_all(fresh.values())
+        return len(fresh)
 
     def get(self, trace_id: str) -> Trace | None:
         """One trace by id."""
@@ -70,7 +111,7 @@ class TraceStore:
             row = session.get(Trace, trace.rowid)
             if any(event.get("signal") == signal for event in row.feedback):
                 return False
-            event = {"signal": signal, "at": self.services.clock.now().isoformat()}
+            event = {"signal": signal, "at": self.clock.now().isoformat()}
             row.feedback = [*row.feedback, event]
             session.add(row)
         return True
@@ -98,12 +139,12 @@ class TraceStore:
 
     def spent_today(self) -> float:
         """Known cost since midnight UTC."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         return self.spent_since(now.replace(hour=0, minute=0, second=0, microsecond=0))
 
     def daily(self, days: int = 14) -> list[dict[str, Any]]:
         """Requests and spend per day over the last `days` days (for charts)."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         start = (now - timedelta(days=days - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
         day = func.date(Trace.created_at)
         stmt = (

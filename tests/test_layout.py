@@ -26,6 +26,7 @@ SURFACE_MAY_IMPORT = {
     "core.config",  # its settings (tokens, allowlists, language)
     "core.services",  # the services object it is handed (wire once)
     "core.clock",  # the clock protocol (MCP confirmations expire)
+    "core.offload",  # how an async surface runs blocking front-door calls off its loop
     "core.memory.vocabulary",  # tiers, kinds and statuses it offers as choices
 }
 # Services attributes a surface may read itself: everything else goes through core.app.
@@ -67,7 +68,6 @@ OWNERS: dict[str, set[str]] = {
     "core/traces.py": {"traces"},
     "core/chats.py": {"chat_settings", "surface_messages", "handled_updates"},
     "core/threads.py": {"threads"},
-    "core/conversation.py": {"threads"},  # the chat windows' rows
     "core/routing/profile.py": {"capability_profile"},
     # Recall reads the archive and entries for the evidence pack (its own queries, pending
     # their move to the archive and memory owners).

@@ -9,6 +9,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from core import app as elora
+from core.offload import run_blocking
 
 
 def _args_text(update: Update) -> str:
@@ -34,7 +35,7 @@ async def help_command(update: Update, context: EloraContext) -> None:
 async def new(update: Update, context: EloraContext) -> None:
     """Close the session: purge session memory and restart the conversation window."""
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
-    elora.new_conversation(context.services, "telegram", chat_id, user_id)
+    await run_blocking(elora.new_conversation, context.services, "telegram", chat_id, user_id)
     await _html(update, context.say(update, "new"))
 
 
@@ -55,7 +56,9 @@ async def remember_command(update: Update, context: EloraContext) -> None:
         await _html(update, context.say(update, "remember_usage"))
         return
     # The command message is archived verbatim (unless the chat is private) and cited.
-    kept = elora.remember(context.services, body, kind=None, importance=3, said=said(update))
+    kept = await run_blocking(
+        elora.remember, context.services, body, kind=None, importance=3, said=said(update)
+    )
     entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
     await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
                                     n=entry.observations))  # fmt: skip
@@ -63,8 +66,11 @@ async def remember_command(update: Update, context: EloraContext) -> None:
 
 async def topics(update: Update, context: EloraContext) -> None:
     """What Elora remembers, grouped by tier."""
-    rows = elora.topics_for(
-        context.services, str(update.effective_user.id), str(update.effective_chat.id)
+    rows = await run_blocking(
+        elora.topics_for,
+        context.services,
+        str(update.effective_user.id),
+        str(update.effective_chat.id),
     )
     if not rows:
         await _html(update, context.say(update, "topics_none"))
@@ -86,13 +92,15 @@ async def private(update: Update, context: EloraContext) -> None:
     if arg not in ("on", "off"):
         await _html(update, context.say(update, "private_usage"))
         return
-    elora.set_private(context.services, "telegram", str(update.effective_chat.id), arg == "on")
+    await run_blocking(
+        elora.set_private, context.services, "telegram", str(update.effective_chat.id), arg == "on"
+    )
     await _html(update, context.say(update, f"private_{arg}"))
 
 
 async def status(update: Update, context: EloraContext) -> None:
     """Today's spend, models, spool backlog and proposals waiting."""
-    now = elora.status(context.services)
+    now = await run_blocking(elora.status, context.services)
     models = ", ".join(
         f"{tier}={html.escape(model) if model else '—'}" for tier, model in now["models"].items()
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 
 from telegram import Update
@@ -10,9 +9,10 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from bot.handlers.messages import request_from
-from bot.handlers.replies import send_reply, typing
+from bot.handlers.replies import send_answer, typing
 from core import app as elora
 from core.errors import InvalidInput
+from core.offload import run_blocking
 
 
 async def on_document(update: Update, context: EloraContext) -> None:
@@ -27,7 +27,7 @@ async def on_document(update: Update, context: EloraContext) -> None:
         return
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
     message = update.effective_message
-    private = await asyncio.to_thread(elora.is_private, services, "telegram", chat_id)
+    private = await run_blocking(elora.is_private, services, "telegram", chat_id)
     async with typing(update, context):
         file = await document.get_file()
         data = bytes(await file.download_as_bytearray())
@@ -52,5 +52,6 @@ async def on_document(update: Update, context: EloraContext) -> None:
             )  # fmt: skip
             return
         extra = {"extra_context": register.render()} if private else {}
-        reply = await elora.ask(services, request_from(update, context, caption, **extra))
-    await send_reply(update, context, reply.text, reply.trace_id)
+        request = await request_from(update, context, caption, **extra)
+        reply = await elora.ask(services, request)
+    await send_answer(update, context, reply)

@@ -9,6 +9,7 @@ from telegram import ReactionTypeEmoji, Update
 from bot.context import EloraContext
 from core import app as elora
 from core.errors import EloraError
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
 UP = {"👍", "❤", "❤️", "🔥", "👏", "🎉", "💯"}
@@ -33,7 +34,9 @@ async def on_reaction(update: Update, context: EloraContext) -> None:
     reaction = update.message_reaction
     chat_id, message_id = str(reaction.chat.id), str(reaction.message_id)
     try:
-        elora.feedback_on_reply(context.services, "telegram", chat_id, message_id, signal)
+        await run_blocking(
+            elora.feedback_on_reply, context.services, "telegram", chat_id, message_id, signal
+        )
     except EloraError as exc:
         log.warning("feedback not recorded: %s", exc)
 
@@ -43,7 +46,10 @@ async def on_feedback_button(update: Update, context: EloraContext) -> None:
     query = update.callback_query
     _, signal, trace_id = query.data.split(":", 2)
     try:
-        elora.feedback(context.services, str(update.effective_chat.id), signal, trace_id=trace_id)
+        await run_blocking(
+            elora.feedback, context.services, str(update.effective_chat.id), signal,
+            trace_id=trace_id,
+        )  # fmt: skip
     except EloraError as exc:
         log.warning("feedback not recorded: %s", exc)
     await query.answer(context.say(update, "thanks_feedback"))

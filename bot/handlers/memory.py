@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import uuid
 
@@ -13,6 +12,7 @@ from bot.context import EloraContext
 from bot.handlers.commands import _args_text
 from core import app as elora
 from core.errors import EloraError
+from core.offload import run_blocking
 
 PICKS = 5
 MAX_OFFERS = 20
@@ -49,7 +49,7 @@ def _messages_holding(services, memory_id: str) -> int:
 async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
                           edit=None) -> None:  # fmt: skip
     """The confirmation: the entry, how many messages hold it, and the buttons."""
-    messages = await asyncio.to_thread(_messages_holding, context.services, entry.memory_id)
+    messages = await run_blocking(_messages_holding, context.services, entry.memory_id)
     text = context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
                        text=html.escape(entry.canonical_text[:300]))  # fmt: skip
     if messages:
@@ -77,11 +77,11 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await asyncio.to_thread(elora.get_memory, services, arg)
+    entry = await run_blocking(elora.get_memory, services, arg)
     if entry is not None:
         await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    found = await asyncio.to_thread(elora.find_memory, services, arg, PICKS)
+    found = await run_blocking(elora.find_memory, services, arg, PICKS)
     if not found:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
@@ -117,7 +117,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await asyncio.to_thread(elora.get_memory, context.services, memory_id)
+        entry = await run_blocking(elora.get_memory, context.services, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
@@ -125,7 +125,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     with_sources = action == "s"
     try:
-        report = await asyncio.to_thread(
+        report = await run_blocking(
             elora.forget, context.services, memory_id, with_sources=with_sources
         )
     except EloraError:
@@ -141,7 +141,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    views = elora.review_queue(context.services, limit=PICKS)
+    views = await run_blocking(elora.review_queue, context.services, limit=PICKS)
     if not views:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
@@ -167,10 +167,10 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
     _, action, proposal_id = query.data.split(":", 2)
     try:
         if action == "a":
-            entry = elora.approve(context.services, proposal_id)
+            entry = await run_blocking(elora.approve, context.services, proposal_id)
             message = context.say(update, "approved", id=html.escape(entry.memory_id))
         else:
-            elora.reject(context.services, proposal_id)
+            await run_blocking(elora.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))

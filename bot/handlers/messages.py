@@ -5,16 +5,17 @@ from __future__ import annotations
 from telegram import Update
 
 from bot.context import EloraContext
-from bot.handlers.replies import send_reply, typing
+from bot.handlers.replies import send_answer, typing
 from core import app as elora
+from core.offload import run_blocking
 
 
-def request_from(update: Update, context: EloraContext, text: str, **extra) -> elora.Request:
+async def request_from(update: Update, context: EloraContext, text: str, **extra) -> elora.Request:
     """A core Request from a Telegram message."""
     message = update.effective_message
     user = update.effective_user
     chat = update.effective_chat
-    private = elora.is_private(context.services, "telegram", str(chat.id))
+    private = await run_blocking(elora.is_private, context.services, "telegram", str(chat.id))
     return elora.Request(
         surface="telegram",
         chat_id=str(chat.id),
@@ -33,5 +34,6 @@ async def on_text(update: Update, context: EloraContext) -> None:
     """Answer a message with memory, showing "typing…" meanwhile."""
     message = update.effective_message
     async with typing(update, context):
-        reply = await elora.ask(context.services, request_from(update, context, message.text))
-    await send_reply(update, context, reply.text, reply.trace_id)
+        request = await request_from(update, context, message.text)
+        reply = await elora.ask(context.services, request)
+    await send_answer(update, context, reply)

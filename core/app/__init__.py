@@ -29,7 +29,7 @@ from core.app.chat import (
     set_private,
 )
 from core.app.health import audit, daily_activity, health, recent_traces, record_trace, status
-from core.app.home import open_services, start_scheduler
+from core.app.home import finish_indexing, open_services, start_scheduler, warm_up
 from core.app.memory import (
     EntryDetails,
     MemoryPage,
@@ -117,6 +117,7 @@ __all__ = [
     "feedback",
     "feedback_on_reply",
     "find_memory",
+    "finish_indexing",
     "forge_skill",
     "forget",
     "forget_matching",
@@ -156,4 +157,5 @@ __all__ = [
     "start_scheduler",
     "status",
     "topics_for",
+    "warm_up",
 ]

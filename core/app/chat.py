@@ -3,10 +3,10 @@ and which updates a surface already handled."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from core.documents import DocumentRegister
+from core.offload import run_blocking
 from core.pipeline import Reply, Request
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ async def add_document(
     )  # fmt: skip
     if into_window and not private:
         window = services.window(surface, chat_id, user_id)
-        await asyncio.to_thread(window.append, "user", register.render(), register.capture_id)
+        await run_blocking(window.append, "user", register.render(), register.capture_id)
     return register
 
 

@@ -19,6 +19,18 @@ def open_services(**overrides: Any) -> Services:
     return services
 
 
+def warm_up(services: Services) -> None:
+    """Load what the first request would otherwise wait for (the model client library, the
+    embedding model, the vector store); long-running surfaces call it at start."""
+    services.warm_up()
+
+
+def finish_indexing(services: Services, timeout: float) -> None:
+    """Wait (at most `timeout` seconds) for the last messages' chunks to be embedded; what is
+    left stays pending for the index job."""
+    services.archive.indexer.wait_idle(timeout)
+
+
 def start_scheduler(services: Services):
     """Start the scheduled jobs on the running event loop; the caller shuts it down."""
     from core.jobs.scheduler import start_scheduler as start

@@ -5,23 +5,26 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
 from sqlmodel import col, func, select
 
 from core.archive.captures import Captures
-from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
+from core.archive.chunking import ChunkPlan, ChunkSizes, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
 from core.storage.db import db_time, from_db_time
 from core.storage.models import Capture, Chunk
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +73,34 @@ def _dumps(value) -> str:
 class Archive:
     """Captures, chunks and their vectors; the first thing every request touches."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.settings = services.settings
-        self.db = services.db
-        self.spool = services.spool
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        spool: Spool,
+        vectorspace: VectorSpace,
+        sizes: ChunkSizes,
+        *,
+        spooled: Callable[[], None] = lambda: None,
+        store_traces: Callable[[list[dict[str, Any]]], int] | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.spool = spool
+        self.vectorspace = vectorspace
+        self.sizes = sizes
+        self.spooled = spooled  # tells the replayer that something waits in the spool
+        self.store_traces = store_traces  # the spool holds traces too: their owner stores them
         self._indexing = threading.Lock()
         # Reads and flag updates beyond the write path: consent, speakers, learning progress.
         self.captures = Captures(self.db)
+
+    @cached_property
+    def indexer(self):
+        """The background indexer that embeds new chunks of every chat after the replies."""
+        from core.archive.indexer import Indexer
+
+        return Indexer(self)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -90,7 +113,10 @@ class Archive:
             new, chunk_ids = self._write([item], windows=False)
         except StorageUnavailable as exc:
             self.spool.append(item, reason=str(exc))
-            log.warning("database unavailable, capture %s spooled", item.id)
+            # Info, not warning: the surface tells the user once (a note), the replay logs
+            # what it stored, and a CLI's stderr stays one line.
+            log.info("database unavailable, capture %s spooled: %s", item.id, exc)
+            self.spooled()
             return CaptureResult(item.id, "spooled")
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
@@ -104,61 +130,65 @@ class Archive:
 
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
-        now = db_time(self.services.clock.now())
-        with self.db.session() as session:
-            conn = session.connection()
-            fresh, rowids = self._insert_captures(conn, items, now)
-            chunk_ids = self._insert_chunks(conn, self._plan(fresh, windows), rowids)
-        return len(fresh), chunk_ids
+        now = db_time(self.clock.now())
 
-    def _insert_captures(self, conn: Connection, items, now):
+        def write(session) -> tuple[int, list[str]]:
+            # The DBAPI cursor directly: SQLAlchemy's per-statement overhead was most of an
+            # import batch's time under the write lock. The lock is held since BEGIN IMMEDIATE.
+            cur = session.connection().connection.driver_connection.cursor()
+            fresh, rowids = self._insert_captures(cur, items, now)
+            return len(fresh), self._insert_chunks(cur, self._plan(fresh, windows), rowids)
+
+        return self.db.write(write)
+
+    def _insert_captures(self, cur: sqlite3.Cursor, items, now):
         fresh: list[CaptureIn] = []
         rowids: dict[str, int] = {}
         for c in items:
-            row = conn.exec_driver_sql(
+            row = cur.execute(
                 _INSERT_CAPTURE,
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
                     c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
                     _dumps(c.media), _dumps(c.provenance), c.consent, c.operator,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is not None:
                 fresh.append(c)
                 rowids[c.id] = row[0]
         return fresh, rowids
 
     def _plan(self, fresh: list[CaptureIn], windows: bool) -> list[ChunkPlan]:
-        s = self.settings
+        s = self.sizes
         if windows:
             return plan_chunks(
                 fresh,
                 window_messages=s.window_messages,
                 window_chars=s.window_chars,
-                window_gap=timedelta(minutes=s.window_gap_minutes),
+                window_gap=s.window_gap,
                 chunk_chars=s.chunk_chars,
-                overlap=s.chunk_overlap_chars,
+                overlap=s.overlap,
             )
         plans: list[ChunkPlan] = []
         for c in fresh:
             if c.text.strip():
-                plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
+                plans.extend(single_chunks(c, s.chunk_chars, s.overlap))
         return plans
 
-    def _insert_chunks(self, conn: Connection, plans: list[ChunkPlan], rowids) -> list[str]:
+    def _insert_chunks(self, cur: sqlite3.Cursor, plans: list[ChunkPlan], rowids) -> list[str]:
         ids = []
         for p in plans:
-            row = conn.exec_driver_sql(
+            row = cur.execute(
                 _INSERT_CHUNK,
                 (
                     p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
                     _dumps(p.speakers), db_time(p.first_at), db_time(p.last_at), p.part,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is None:
                 continue
             ids.append(p.id)
-            conn.exec_driver_sql(
+            cur.executemany(
                 "INSERT OR IGNORE INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?)",
                 [(row[0], rowids[cid]) for cid in p.capture_ids],
             )
@@ -201,7 +231,7 @@ class Archive:
             if not rows:
                 return done
             try:
-                self.services.vectorspace.upsert(
+                self.vectorspace.upsert(
                     "archive",
                     [r[0] for r in rows],
                     [embedding_text(r[1], json.loads(r[6])) for r in rows],
@@ -297,13 +327,16 @@ class Archive:
     # -- maintenance -----------------------------------------------------------------------
 
     def replay_spool(self) -> dict[str, int]:
-        """Store every spooled capture (idempotently), then index what is new."""
-        report = self.spool.replay(lambda batch: self.store_batch(batch, windows=False))
+        """Store every spooled capture and trace (idempotently), then index what is pending."""
+        report = self.spool.replay(
+            lambda batch: self.store_batch(batch, windows=False), self.store_traces
+        )
         indexed = self.index_pending()
         return {
             "files": report.files,
             "lines": report.lines,
             "stored": report.stored,
+            "traces": report.traces,
             "unreadable": report.unreadable,
             "indexed": indexed,
         }

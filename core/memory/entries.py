@@ -256,6 +256,17 @@ class MemoryStore(EntrySearch):
                 session.expunge(r)
         return rows
 
+    def rule_attributes(self, marker: str) -> list[dict[str, Any]]:
+        """The attributes of the active procedural entries whose attributes mention `marker`
+        (a cheap prefilter on the stored text: the caller checks the values)."""
+        stmt = select(MemoryEntry.attributes).where(
+            MemoryEntry.tier == "procedural",
+            MemoryEntry.status == "active",
+            type_coerce(MemoryEntry.attributes, String).contains(marker),
+        )
+        with self.db.session() as session:
+            return [a or {} for a in session.exec(stmt)]
+
     def indexed_count(self) -> int:
         """Entries whose vector is stored."""
         stmt = select(func.count()).select_from(MemoryEntry)

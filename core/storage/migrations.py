@@ -379,10 +379,15 @@ def migrate(conn: Connection) -> list[int]:
     done = applied_versions(conn)
     conn.commit()
     applied = []
-    for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
-        if version in done:
-            continue
+    pending = [m for m in sorted(MIGRATIONS, key=lambda m: m[0]) if m[0] not in done]
+    if pending:
+        # Each migration takes the write lock at BEGIN (IMMEDIATE, see core/storage/db.py) and
+        # looks again: two processes starting on one home must not both apply it.
+        conn = conn.execution_options(elora_immediate=True)
+    for version, name, fn in pending:
         with conn.begin():
+            if version in applied_versions(conn):
+                continue
             fn(conn)
             conn.execute(
                 text(
