@@ -198,9 +198,18 @@ class Services:
     @cached_property
     def assistant(self):
         """The request pipeline every surface uses."""
-        from core.pipeline import Assistant
+        from functools import partial
 
-        return Assistant(self)
+        from core.pipeline import Assistant, toolbox
+        from core.recall.pack import build_pack
+        from core.routing.tools import ToolContext
+
+        return Assistant(
+            self.settings, self.clock, archive=self.archive, windows=self.window, llm=self.llm,
+            recall=partial(build_pack, self),
+            tools=lambda **turn: toolbox(ToolContext(self, **turn)),
+            profile=self.profile, spend=self.spend, learner=self.learner, traces=self.traces,
+        )  # fmt: skip
 
     @cached_property
     def chats(self):
