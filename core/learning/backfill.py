@@ -58,7 +58,7 @@ async def learn_archive(
     other than the operator said is learned as being about them, by name."""
     learner = services.learner
     mode = learner.extractor()
-    consent = Consent(services)
+    consent = Consent.of(services)
     speakers.refresh(services)  # the operator may have become known since the import
     operator_ids = speakers.known_operator_ids(services)
     seen = proposals = failures = blocked = 0

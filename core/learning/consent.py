@@ -10,7 +10,7 @@ from them (promotion, the Markdown mirror) goes through `Consent` below.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -159,9 +159,18 @@ def is_never_store_rule(entry) -> bool:
 class Consent:
     """What the operator's consent lets a job read, built once per run (rules are read once)."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.patterns = never_store_patterns(services)
+    def __init__(
+        self,
+        consent_flags: Callable[[Iterable[str]], list[tuple[str, str, str | None]]],
+        patterns: list[list[str]],
+    ):
+        self.consent_flags = consent_flags  # (id, text, flag) of captures, from the archive
+        self.patterns = patterns  # the never-store rules' terms (never_store_patterns)
+
+    @classmethod
+    def of(cls, services: Services) -> Consent:
+        """This home's consent: the archive's flags and the standing never-store rules."""
+        return cls(services.archive.captures.consent_flags, never_store_patterns(services))
 
     def allows(self, text: str, flag: str | None = None, rules: bool = True) -> bool:
         """Whether a message (its text and its capture-time flag) may be learned from; `rules`
@@ -177,7 +186,7 @@ class Consent:
 
         `instructions_only` leaves out messages withheld only because a forgotten entry came
         from them: they still back the other entries drawn from them."""
-        rows = self.services.archive.captures.consent_flags(capture_ids)
+        rows = self.consent_flags(capture_ids)
         return {
             capture_id
             for capture_id, text, flag in rows

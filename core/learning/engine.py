@@ -163,7 +163,7 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        consent = await run_blocking(Consent, services)
+        consent = await run_blocking(Consent.of, services)
         operator = candidate.authority == "operator"
         # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
         # consent holds even where no caller checked it first.

@@ -27,7 +27,7 @@ def _active(services: Services, tier: str) -> tuple[list[MemoryEntry], int]:
     """Active entries of a tier, except those consent withholds (never material for a job),
     and how many were withheld."""
     rows = services.memory.in_tier(tier)
-    withheld = Consent(services).withheld_entries(rows)
+    withheld = Consent.of(services).withheld_entries(rows)
     return [r for r in rows if r.uuid not in withheld], len(withheld)
 
 

@@ -86,7 +86,7 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
     start = datetime(day.year, day.month, day.day)
     end = start + timedelta(days=1)
     rules = services.memory.list(tier="procedural", status="active", limit=1000)
-    consent = Consent(services)
+    consent = Consent.of(services)
     read = corrections = blocked = withheld = 0
     violations: dict[str, list[str]] = {}
     lessons = []

@@ -100,7 +100,7 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
     "don't remember") is not written: consent is final, on disk too."""
     from core.learning.consent import Consent
 
-    consent = Consent(services)
+    consent = Consent.of(services)
     withheld_count = 0
     directory = Path(directory)
     entries_dir = directory / "entries"
