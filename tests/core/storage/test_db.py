@@ -1,4 +1,3 @@
-import functools
 import sqlite3
 import threading
 import uuid
@@ -107,7 +106,7 @@ def test_opening_a_database_is_not_a_write_only_a_commit_with_writes_is(tmp_path
     for fresh in (True, False):  # a new file (migrated now) and one already migrated
         database = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=50)
         writes: list[int] = []
-        database.on_write(functools.partial(writes.append, 1))
+        database.on_write(lambda: writes.append(1))
         with database.session() as session:
             session.connection().exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
         assert writes == [], f"fresh={fresh}"
