@@ -131,6 +131,41 @@ class TraceStore:
             if any(f.get("signal") == "down" for f in feedback or [])
         ]
 
+    def outcomes_since(self, since: datetime) -> list[tuple]:
+        """(id, classification, models, tool_calls, escalations, error) of every trace since a
+        moment, oldest first; the JSON columns as stored text."""
+        stmt = (
+            select(
+                Trace.id,
+                type_coerce(Trace.classification, String),
+                type_coerce(Trace.models, String),
+                type_coerce(Trace.tool_calls, String),
+                type_coerce(Trace.escalations, String),
+                Trace.error,
+            )
+            .where(col(Trace.created_at) >= since)
+            .order_by(col(Trace.created_at))
+        )
+        with self.db.session() as session:
+            return list(session.exec(stmt).all())
+
+    def pack_items_after(self, after: int) -> tuple[list[tuple[datetime, str]], int]:
+        """(created_at, item id) of every evidence-pack item of the traces stored after rowid
+        `after`, and the last rowid read (traces stored meanwhile wait for the next call)."""
+        with self.db.session() as session:
+            last = session.exec(select(func.coalesce(func.max(Trace.rowid), 0))).one()
+            stmt = select(Trace.created_at, Trace.pack).where(
+                col(Trace.rowid) > after, col(Trace.rowid) <= last
+            )
+            rows = session.exec(stmt).all()
+        items = [
+            (created, item)
+            for created, pack in rows
+            for item in (pack or {}).get("items") or []
+            if isinstance(item, str)
+        ]
+        return items, max(after, int(last))
+
     def spent_since(self, since: datetime) -> float:
         """Known cost of every trace since a moment (unknown costs count as zero)."""
         stmt = select(func.coalesce(func.sum(Trace.cost), 0.0)).where(Trace.created_at >= since)

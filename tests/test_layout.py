@@ -62,6 +62,7 @@ OWNERS: dict[str, set[str]] = {
     },
     "core/memory/entries.py": {"memory_entries", "entry_links", "entries_fts"},
     "core/memory/entry_search.py": {"memory_entries", "entries_fts"},
+    "core/memory/recalls.py": {"entry_recalls", "memory_entries"},
     "core/memory/tombstones.py": {"tombstones", "forget_log"},
     "core/memory/session.py": {"session_chunks"},
     "core/learning/proposals.py": {"proposals"},
@@ -82,7 +83,7 @@ MODEL_TABLES = {
     "SessionChunk": "session_chunks", "Proposal": "proposals", "Trace": "traces",
     "ChatSetting": "chat_settings", "SurfaceMessage": "surface_messages",
     "HandledUpdate": "handled_updates", "Thread": "threads", "Meta": "meta",
-    "CapabilityDimension": "capability_profile",
+    "CapabilityDimension": "capability_profile", "EntryRecall": "entry_recalls",
 }  # fmt: skip
 # Calls that run SQL given as a string.
 RAW_CALLS = {"exec_driver_sql", "rows", "execute", "executemany", "executescript"}

@@ -1,4 +1,5 @@
-"""Memory: browse entries by tier/scope/topic/status, search, provenance and history, forget."""
+"""Memory: browse entries by tier/scope/topic/status, search, provenance, roots and history,
+what is fading soon and why, restore a faded entry, forget."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from cockpit.screens.base import EloraScreen, shown_safely
 from cockpit.widgets.dialogs import ConfirmDialog
 from cockpit.widgets.tables import RowTable
 from core import app as elora
-from core.memory.vocabulary import MEMORY_TIERS, STATUSES, TIER_SHORT
+from core.memory.vocabulary import MEMORY_TIERS, PROMOTED_FROM, STATUSES, TIER_SHORT
 
 PAGE = 50
+# A view beside the statuses: active entries due to fade within SOON_DAYS, soonest first.
+FADING = "fading soon"
 
 # How a link reads from the entry it points at.
 PASSIVE = {"supersedes": "superseded by", "deprecates": "deprecated by",
            "contradicts": "contradicted by", "confirms": "confirmed by",
-           "limits-in-time": "limited in time by"}  # fmt: skip
+           "limits-in-time": "limited in time by", PROMOTED_FROM: "promoted into"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,13 @@ class Forgotten(Message):
     memory_id: str
 
 
+@dataclass
+class Restored(Message):
+    """A faded entry is back in recall."""
+
+    memory_id: str
+
+
 class MemoryScreen(EloraScreen):
     """Entries a page at a time (never a full load), with details and forget."""
 
@@ -74,6 +84,7 @@ class MemoryScreen(EloraScreen):
         Binding("t", "cycle('tier')", "Tier", show=False),
         Binding("x", "cycle('status')", "Status", show=False),
         Binding("f", "forget", "Forget"),
+        Binding("u", "restore", "Restore"),
         Binding("escape", "clear_search", "Clear", show=False),
     ]
 
@@ -92,8 +103,8 @@ class MemoryScreen(EloraScreen):
         with Horizontal(id="memory-filters"):
             yield Input(placeholder="search memory (/ to focus)", id="search")
             yield Select([(t, t) for t in MEMORY_TIERS], prompt="any tier", id="tier")
-            yield Select([(s, s) for s in STATUSES], value="active", allow_blank=True,
-                         prompt="any status", id="status")  # fmt: skip
+            yield Select([(s, s) for s in (*STATUSES, FADING)], value="active",
+                         allow_blank=True, prompt="any status", id="status")  # fmt: skip
             yield Input(placeholder="scope", id="scope")
             yield Input(placeholder="topic", id="topic")
         with Horizontal():
@@ -133,9 +144,15 @@ class MemoryScreen(EloraScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load")
     def load_page(self, q: MemoryQuery) -> None:
-        """A page of entries (never a full load), or one page of search results."""
+        """A page of entries (never a full load), one page of search results, or what fades
+        soon."""
+        if q.status == FADING and not q.text:
+            page = elora.fading_soon(self.services, tier=q.tier, scope=q.scope, topic=q.topic)
+            self.post_message(PageLoaded(q, page))
+            return
+        status = None if q.status == FADING else q.status
         page = elora.browse_memory(
-            self.services, text=q.text, mode=q.mode, tier=q.tier, status=q.status,
+            self.services, text=q.text, mode=q.mode, tier=q.tier, status=status,
             scope=q.scope, topic=q.topic, limit=PAGE, offset=q.offset,
         )  # fmt: skip
         self.post_message(PageLoaded(q, page))
@@ -145,11 +162,20 @@ class MemoryScreen(EloraScreen):
         q, page = loaded.query, loaded.page
         self.entries = {e.memory_id: e for e in page.entries}
         self.total = page.total
+
+        def text(e) -> str:
+            fades = page.fades.get(e.memory_id)
+            when = f"fades {fades:%Y-%m-%d} · " if fades else ""
+            return when + e.canonical_text.replace("\n", " ")
+
         rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
-                               e.canonical_text.replace("\n", " "))) for e in page.entries]  # fmt: skip
+                               text(e))) for e in page.entries]  # fmt: skip
         moved, self.shown_query = self.shown_query != q, q
         changed = self.query_one(RowTable).refill(rows, top=moved)
-        if q.text:
+        if q.status == FADING and not q.text:
+            where = (f"{self.total} fading within {elora.SOON_DAYS} days, soonest first "
+                     "(the detail says why; u restores a faded entry)")  # fmt: skip
+        elif q.text:
             where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
             if page.degraded:
                 where += " · DEGRADED: embeddings unavailable, lexical only"
@@ -223,7 +249,7 @@ class MemoryScreen(EloraScreen):
     def action_cycle(self, which: str) -> None:
         """t / x: step the tier or status filter through its values and back to any."""
         select = self.query_one(f"#{which}", Select)
-        values = [None, *(MEMORY_TIERS if which == "tier" else STATUSES)]
+        values = [None, *(MEMORY_TIERS if which == "tier" else (*STATUSES, FADING))]
         current = None if select.value in (Select.NULL, None) else select.value
         following = values[(values.index(current) + 1) % len(values)]
         if following is None:
@@ -232,7 +258,7 @@ class MemoryScreen(EloraScreen):
             select.value = following
 
     def action_page(self, step: int) -> None:
-        if self.query_text:
+        if self.query_text or self._filter("status") == FADING:
             self.notify("Search results are one page; esc returns to browsing.")
             return
         new = self.page_start + step * PAGE
@@ -249,6 +275,25 @@ class MemoryScreen(EloraScreen):
     def on_forgotten(self, forgotten: Forgotten) -> None:
         self.notify(f"forgot {forgotten.memory_id}")
         self.action_refresh_data()
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def restore(self, memory_id: str) -> None:
+        """Bring a faded entry back to recall, in a worker."""
+        elora.restore_memory(self.services, memory_id)
+        self.post_message(Restored(memory_id))
+
+    def on_restored(self, restored: Restored) -> None:
+        self.notify(f"restored {restored.memory_id}")
+        self.action_refresh_data()
+
+    def action_restore(self) -> None:
+        """u: bring a faded entry back to recall, with a fresh lifetime."""
+        entry = self._selected()
+        if entry is None or entry.status != "faded":
+            self.notify("Only a faded entry can be restored (x shows the faded ones).",
+                        severity="warning")  # fmt: skip
+            return
+        self.restore(entry.memory_id)
 
     def action_forget(self) -> None:
         entry = self._selected()
@@ -288,6 +333,7 @@ def render_entry(entry, details: elora.EntryDetails) -> Group:
     ]
     for s in entry.sources or [{"origin": "unknown"}]:
         parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
+    parts += _fading_lines(entry, details.lifetime)
     related = details.related
     mine = [x for x in details.links if entry.uuid in (x.from_uuid, x.to_uuid)]
     if mine:
@@ -301,3 +347,16 @@ def render_entry(entry, details: elora.EntryDetails) -> Group:
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
     return Group(*parts)
+
+
+def _fading_lines(entry, life: elora.Lifetime | None) -> list[Any]:
+    """When the entry fades and why, or when it faded (and that u restores it)."""
+    attrs = entry.attributes or {}
+    if entry.status == "faded":
+        when = str(attrs.get("faded_at", ""))[:10]
+        return ["", "[b]Faded[/b]", escape(f"on {when}: {attrs.get('fade_reason', '')}"),
+                "u restores it (back in recall, with a fresh lifetime)"]  # fmt: skip
+    if life is None or entry.status != "active":
+        return []
+    return ["", "[b]Fading[/b]", escape(f"fades on {life.fades_at:%Y-%m-%d}: {life.reason()}"),
+            "a recall into a pack or a confirmation extends it"]  # fmt: skip

@@ -8,7 +8,8 @@ function in one of these modules, exported here:
 
 - home: open_services, start_scheduler
 - chat: ask, drain, add_document, new_conversation, private mode, replies and feedback
-- memory: remember, find and browse entries, topics, forget (preview, by id, by phrase),
+- memory: remember, find and browse entries, topics, what fades and restoring it, forget
+  (preview, by id, by phrase),
   the evidence pack (context), memory and archive search
 - review: the proposal queue and its decisions
 - health: status, health (doctor), audit, traces and spend
@@ -31,19 +32,25 @@ from core.app.chat import (
 from core.app.health import audit, daily_activity, health, recent_traces, record_trace, status
 from core.app.home import finish_indexing, open_services, start_scheduler, warm_up
 from core.app.memory import (
+    SOON_DAYS,
     EntryDetails,
+    Lifetime,
     MemoryPage,
     browse_memory,
     context,
     entry_details,
     evidence_prompt,
+    fading_schedule,
+    fading_soon,
     find_memory,
     forget,
     forget_matching,
     forget_preview,
     get_memory,
+    memory_lifetime,
     remember,
     render_pack_text,
+    restore_memory,
     search_archive,
     search_memory,
     topics_for,
@@ -87,10 +94,12 @@ __all__ = [
     "DATA_NOTE",
     "DEFAULT_ROUNDS",
     "OPEN",
+    "SOON_DAYS",
     "Check",
     "DocumentRegister",
     "EntryDetails",
     "ForgetReport",
+    "Lifetime",
     "MemoryPage",
     "ProposalView",
     "Remembered",
@@ -114,6 +123,8 @@ __all__ = [
     "entry_json",
     "evidence_prompt",
     "export_mirror",
+    "fading_schedule",
+    "fading_soon",
     "feedback",
     "feedback_on_reply",
     "find_memory",
@@ -133,6 +144,7 @@ __all__ = [
     "learn",
     "list_skills",
     "mark_handled",
+    "memory_lifetime",
     "new_conversation",
     "note_reply",
     "open_services",
@@ -147,6 +159,7 @@ __all__ = [
     "remember",
     "render_pack_text",
     "restore",
+    "restore_memory",
     "review_queue",
     "run_import",
     "run_job",

@@ -4,10 +4,13 @@ phrase, or only a preview), and the evidence pack a question gets."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from core.errors import InvalidInput
 from core.memory.api import Remembered
+from core.memory.fading import SOON_DAYS, Lifetime
 from core.memory.forget import ForgetReport
 from core.memory.vocabulary import STATUSES
 
@@ -77,11 +80,13 @@ def find_memory(services: Services, words: str, limit: int = 5) -> list[MemoryEn
 
 @dataclass(frozen=True)
 class MemoryPage:
-    """A page of entries, how many match in all, and whether search ran without vectors."""
+    """A page of entries, how many match in all, whether search ran without vectors, and
+    when the entries of a fading view fade (by memory_id)."""
 
     entries: list[MemoryEntry]
     total: int
     degraded: bool = False
+    fades: dict[str, datetime] = field(default_factory=dict)
 
 
 def browse_memory(
@@ -99,6 +104,8 @@ def browse_memory(
     """Entries by tier, scope, topic and status (a page, most recently touched first), or the
     ones matching `text`: `semantic` (hybrid) or `full-text` search, one page of results."""
     memory = services.memory
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)} or all")
     if not text:
         rows = memory.list(tier=tier, scope=scope, topic=topic, status=status, limit=limit,
                            offset=offset)  # fmt: skip
@@ -118,22 +125,66 @@ def browse_memory(
     return MemoryPage(rows, len(rows), degraded)
 
 
+def fading_soon(
+    services: Services, *, tier: str | None = None, scope: str | None = None,
+    topic: str | None = None,
+) -> MemoryPage:  # fmt: skip
+    """Active entries due to fade within SOON_DAYS, soonest first, with when each fades."""
+    from core.ids import memory_uuid
+    from core.memory.fading import schedule
+
+    due = schedule(services, within_days=SOON_DAYS)
+    found = services.memory.by_uuids([memory_uuid(life.memory_id) for life in due])
+    rows = [found[memory_uuid(life.memory_id)] for life in due
+            if memory_uuid(life.memory_id) in found]  # fmt: skip
+    rows = [e for e in rows if (not tier or e.tier == tier) and (not scope or e.scope == scope)
+            and (not topic or topic.lower() in e.topics)]  # fmt: skip
+    fades = {life.memory_id: life.fades_at for life in due}
+    return MemoryPage(rows, len(rows), fades=fades)
+
+
+def fading_schedule(services: Services, within_days: float | None = None) -> list[Lifetime]:
+    """Entries due to fade soonest (within `within_days` when given), with why and when."""
+    from core.memory.fading import schedule
+
+    return schedule(services, within_days=within_days)
+
+
+def restore_memory(services: Services, memory_id: str) -> MemoryEntry:
+    """Bring a faded entry back to recall, with a fresh lifetime."""
+    from core.memory.fading import restore
+
+    return restore(services, memory_id)
+
+
+def memory_lifetime(entry: MemoryEntry) -> Lifetime | None:
+    """When an entry fades (counting no recall), or None when it never fades."""
+    from core.memory.fading import lifetime
+
+    return lifetime(entry)
+
+
 @dataclass(frozen=True)
 class EntryDetails:
-    """An entry's links and the entries at their other ends (its history)."""
+    """An entry's links and the entries at their other ends (its history), and its fading
+    schedule (None when it never fades)."""
 
     uuid: str
     links: list[EntryLink]
     related: dict[str, MemoryEntry]
+    lifetime: Lifetime | None = None
 
 
 def entry_details(services: Services, entry: MemoryEntry) -> EntryDetails:
-    """The links and history of an entry."""
+    """The links, history and fading schedule of an entry."""
+    from core.memory.fading import lifetime, recall_counts
+
     links = services.memory.links_of([entry.uuid])
     related = services.memory.by_uuids(
         [u for link in links for u in (link.from_uuid, link.to_uuid)]
     )
-    return EntryDetails(entry.uuid, links, related)
+    life = lifetime(entry, *recall_counts(services, [entry.uuid])[entry.uuid])
+    return EntryDetails(entry.uuid, links, related, life)
 
 
 def topics_for(

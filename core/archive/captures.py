@@ -88,18 +88,65 @@ class Captures:
         with self.db.session() as session:
             return session.exec(stmt).one()
 
-    def user_turns(
-        self, start: datetime, end: datetime, offset: int, limit: int
-    ) -> list[tuple[str, str, str, datetime, str]]:
-        """(id, text, chat, sent_at, surface) of the learnable user turns of a period."""
+    def adjacent(
+        self, surface: str, chat_id: str, sent_at: datetime, rowid: int, *, before: bool = True,
+        role: str | None = None, learnable: bool = False,
+    ) -> Capture | None:  # fmt: skip
+        """The nearest message before (or after) a point of a chat: of `role` only, and only
+        one a job may learn from when `learnable`; None when there is none."""
+        if before:
+            side = (col(Capture.sent_at) < sent_at) | (
+                (col(Capture.sent_at) == sent_at) & (col(Capture.rowid) < rowid)
+            )
+            order = (col(Capture.sent_at).desc(), col(Capture.rowid).desc())
+        else:
+            side = (col(Capture.sent_at) > sent_at) | (
+                (col(Capture.sent_at) == sent_at) & (col(Capture.rowid) > rowid)
+            )
+            order = (col(Capture.sent_at).asc(), col(Capture.rowid).asc())
+        stmt = select(Capture).where(Capture.surface == surface, Capture.chat_id == chat_id, side)
+        if role is not None:
+            stmt = stmt.where(Capture.role == role)
+        if learnable:
+            stmt = stmt.where(LEARNABLE)
+        with self.db.session() as session:
+            row = session.exec(stmt.order_by(*order).limit(1)).first()
+            if row is not None:
+                session.expunge(row)
+            return row
+
+    def user_turns(self, start: datetime, end: datetime, offset: int, limit: int) -> list[tuple]:
+        """(id, text, chat, sent_at, surface, rowid, sender, message id) of the learnable user
+        turns of a period, oldest first."""
         stmt = (
-            select(Capture.id, Capture.text, Capture.chat_id, Capture.sent_at, Capture.surface)
+            select(
+                Capture.id,
+                Capture.text,
+                Capture.chat_id,
+                Capture.sent_at,
+                Capture.surface,
+                Capture.rowid,
+                Capture.sender,
+                Capture.message_id,
+            )
             .where(Capture.role == "user", LEARNABLE)
             .where(col(Capture.sent_at) >= start, col(Capture.sent_at) < end)
             .order_by(Capture.sent_at)
         )
         with self.db.session() as session:
             return list(session.exec(stmt.offset(offset).limit(limit)).all())
+
+    def learnable_messages(self, after: int, limit: int, min_chars: int = 0) -> list[tuple]:
+        """(rowid, id, text, sender, is_operator) of the user messages a job may learn from,
+        after a rowid, in archive order (keyset paging: an index range however large)."""
+        stmt = (
+            select(Capture.rowid, Capture.id, Capture.text, Capture.sender, Capture.is_operator)
+            .where(col(Capture.rowid) > after, Capture.role == "user", LEARNABLE)
+            .where(func.length(Capture.text) >= min_chars)
+            .order_by(col(Capture.rowid))
+        )
+        with self.db.session() as session:
+            return list(session.exec(stmt.limit(limit)).all())
 
     def mark_operators(self, operator_ids: list[str]) -> int:
         """Mark Telegram messages of these ids as the operator's and, where nobody was known

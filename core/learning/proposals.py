@@ -235,6 +235,13 @@ class ProposalStore:
         with self.db.session() as session:
             return [(pid, candidate) for pid, candidate in session.exec(stmt).all()]
 
+    def candidate_values(self, origin: str, field: str) -> set[str]:
+        """Every value of one candidate field among the proposals of an origin (any status):
+        e.g. the keys a job already filed."""
+        stmt = select(Proposal.candidate[field].as_string()).where(Proposal.origin == origin)
+        with self.db.session() as session:
+            return {value for value in session.exec(stmt).all() if value}
+
     def promotion_filed(self, key: str) -> bool:
         """Whether a promotion with this key is open, approved or rejected (a rejected one stays
         rejected: the same evidence is not re-proposed daily)."""

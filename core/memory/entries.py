@@ -117,6 +117,11 @@ class MemoryStore(EntrySearch):
             return session.exec(update(MemoryEntry).values(vector_state="pending")).rowcount
 
     @staticmethod
+    def vector_meta(row: MemoryEntry) -> dict[str, Any]:
+        """The metadata an entry's vector carries (no text: Chroma never holds a copy)."""
+        return MemoryStore._vector_meta(row)
+
+    @staticmethod
     def _vector_meta(row: MemoryEntry) -> dict[str, Any]:
         # Metadata only: no text, so Chroma never holds a readable copy of a memory.
         return {

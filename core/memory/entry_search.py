@@ -13,6 +13,7 @@ import numpy as np
 from sqlalchemy import text
 
 from core.errors import EloraError
+from core.memory.vocabulary import STATUSES
 from core.recall.lexical import fts_query, normalise_bm25
 from core.storage.models import MemoryEntry
 
@@ -127,7 +128,7 @@ class EntrySearch:
 
     def fulltext(self, query: str, limit: int = 50, status: str | None = None) -> list[MemoryEntry]:
         """Entries matching the words of a query (FTS5 / BM25), best first."""
-        statuses = (status,) if status else ("active", "superseded", "deprecated")
+        statuses = (status,) if status else STATUSES
         ranked = self._lexical(query, limit, None, statuses, None)
         rows = self.by_uuids(list(ranked))
         return [rows[u] for u in ranked if u in rows]

@@ -12,6 +12,7 @@ from core.memory.vocabulary import (  # noqa: F401 (re-exported: the schema's vo
     KIND_TO_TIER,
     KINDS,
     MEMORY_TIERS,
+    PROMOTED_FROM,
     STATUSES,
     TIER_MEANING,
     Kind,

@@ -10,7 +10,7 @@ Kind = Literal[
     "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression"
 ]
 TruthMode = Literal["asserted", "observed", "inferred", "hypothesis"]
-Status = Literal["active", "superseded", "deprecated"]
+Status = Literal["active", "superseded", "deprecated", "faded"]
 
 MEMORY_TIERS: tuple[str, ...] = get_args(MemoryTier)
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -32,6 +32,9 @@ TIER_SHORT: dict[str, str] = {
     "personalized": "pers",
     "environment": "env",
 }
+
+# The link from a promoted entry to each entry it was promoted from (its roots).
+PROMOTED_FROM = "promoted-from"
 
 KIND_TO_TIER: dict[str, str] = {
     "fact": "semantic",

@@ -11,6 +11,8 @@ from core.storage.dialect import insert_ignoring, upsert
 from core.storage.models import Meta
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
     from core.storage.db import Database
 
 
@@ -24,6 +26,11 @@ def put(db: Database, key: str, value: str) -> None:
     """Store `value` under `key`, replacing what was there."""
     with db.session(write=True) as session:
         session.exec(upsert(Meta, {"key": key, "value": value}, ["key"]))
+
+
+def put_in(session: Session, key: str, value: str) -> None:
+    """Store `value` under `key` inside a caller's write transaction (with its other writes)."""
+    session.exec(upsert(Meta, {"key": key, "value": value}, ["key"]))
 
 
 def put_once(db: Database, key: str, value: str) -> str:

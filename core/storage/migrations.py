@@ -365,6 +365,23 @@ UPDATE proposals SET status = 'pending' WHERE status = 'approving';
     )
 
 
+@migration(14, "memory over time: recall counts per entry")
+def m014_entry_recalls(conn: Connection) -> None:
+    # How often an entry reached a request's evidence pack, and when last: fading counts a
+    # recall as a use that extends an entry's lifetime (core.memory.fading). Kept beside the
+    # entry, not in it, so saving an entry never resets its count.
+    _run(
+        conn,
+        """
+CREATE TABLE entry_recalls (
+    uuid TEXT PRIMARY KEY,
+    recalls INTEGER NOT NULL DEFAULT 0,
+    last_recalled_at DATETIME
+);
+""",
+    )
+
+
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
     conn.exec_driver_sql(
