@@ -198,15 +198,13 @@ class Services:
     @cached_property
     def assistant(self):
         """The request pipeline every surface uses."""
-        from functools import partial
-
         from core.pipeline import Assistant, toolbox
-        from core.recall.pack import build_pack
+        from core.recall import pack
         from core.routing.tools import ToolContext
 
         return Assistant(
             self.settings, self.clock, archive=self.archive, windows=self.window, llm=self.llm,
-            recall=partial(build_pack, self),
+            recall=lambda question, **options: pack.build_pack(self, question, **options),
             tools=lambda **turn: toolbox(ToolContext(self, **turn)),
             profile=self.profile, spend=self.spend, learner=self.learner, traces=self.traces,
         )  # fmt: skip
