@@ -215,7 +215,9 @@ class Database:
         except sqlite3.Error:
             return  # SQLAlchemy's own call raises it properly; the turn ends at check-in
         self._give_writer()
-        if commit:
+        # Not while the engine is being created: the migrations' bookkeeping commit is no sign
+        # the database is back, and a read-only command (a forget's dry run) must not replay.
+        if commit and self._engine is not None:
             self._after_write()
 
     def _begin_immediate(self, raw: sqlite3.Connection) -> None:

@@ -1,3 +1,4 @@
+import functools
 import sqlite3
 import threading
 import uuid
@@ -98,3 +99,21 @@ def test_a_deferred_transaction_that_reads_then_writes_is_refused_in_tests(db):
         conn = session.connection()
         conn.exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
         conn.exec_driver_sql("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+
+
+def test_opening_a_database_is_not_a_write_only_a_commit_with_writes_is(tmp_path):
+    """The write hooks (a spool replay) run after real writes, not for the migrations' check
+    at start: a read-only command (a forget's dry run) must leave the spool waiting."""
+    for fresh in (True, False):  # a new file (migrated now) and one already migrated
+        database = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=50)
+        writes: list[int] = []
+        database.on_write(functools.partial(writes.append, 1))
+        with database.session() as session:
+            session.connection().exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
+        assert writes == [], f"fresh={fresh}"
+        with database.session(write=True) as session:
+            session.connection().exec_driver_sql(
+                "INSERT INTO meta (key, value) VALUES (?, 'v')", (f"k{fresh}",)
+            )
+        assert writes == [1]
+        database.close()
