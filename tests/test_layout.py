@@ -70,6 +70,23 @@ OWNERS: dict[str, set[str]] = {
     "core/chats.py": {"chat_settings", "surface_messages", "handled_updates"},
     "core/threads.py": {"threads"},
     "core/routing/profile.py": {"capability_profile"},
+    # Undo (issue 17): versions and the undo log are their modules' own tables.
+    "core/memory/versions.py": {"entry_versions"},
+    "core/undo/log.py": {"undo_actions"},
+    # A forget's undo puts back, in one transaction and exactly as they were, the rows the
+    # forget erased or rewrote in other owners' tables (held in memory, never on disk).
+    "core/memory/unforget.py": {
+        "memory_entries",
+        "entry_links",
+        "proposals",
+        "entry_versions",
+        "undo_actions",
+        "captures",
+        "tombstones",
+        "forget_log",
+        "traces",
+        "threads",
+    },
     # Recall reads the archive and entries for the evidence pack (its own queries, pending
     # their move to the archive and memory owners).
     "core/recall/archive_search.py": {"captures", "chunks", "chunk_captures", "chunks_fts"},
@@ -84,6 +101,7 @@ MODEL_TABLES = {
     "ChatSetting": "chat_settings", "SurfaceMessage": "surface_messages",
     "HandledUpdate": "handled_updates", "Thread": "threads", "Meta": "meta",
     "CapabilityDimension": "capability_profile", "EntryRecall": "entry_recalls",
+    "EntryVersion": "entry_versions", "UndoAction": "undo_actions",
 }  # fmt: skip
 # Calls that run SQL given as a string.
 RAW_CALLS = {"exec_driver_sql", "rows", "execute", "executemany", "executescript"}

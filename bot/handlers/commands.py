@@ -55,13 +55,23 @@ async def remember_command(update: Update, context: EloraContext) -> None:
     if not body:
         await _html(update, context.say(update, "remember_usage"))
         return
-    # The command message is archived verbatim (unless the chat is private) and cited.
-    kept = await run_blocking(
-        elora.remember, context.services, body, kind=None, importance=3, said=said(update)
-    )
+    from bot.handlers.undo import acting_here, undo_keyboard
+
+    def save():
+        # The command message is archived verbatim (unless the chat is private) and cited.
+        with acting_here(update) as who:
+            kept = elora.remember(
+                context.services, body, kind=None, importance=3, said=said(update)
+            )
+        return kept, who
+
+    kept, who = await run_blocking(save)
     entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
-    await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
-                                    n=entry.observations))  # fmt: skip
+    await update.effective_message.reply_text(
+        context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
+                    n=entry.observations),
+        parse_mode=ParseMode.HTML, reply_markup=undo_keyboard(update, context, who.last_action),
+    )  # fmt: skip
 
 
 async def topics(update: Update, context: EloraContext) -> None:
@@ -79,7 +89,8 @@ async def topics(update: Update, context: EloraContext) -> None:
     for row in rows[:40]:
         tags = ", ".join(row["topics"][:4])
         lines.append(
-            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] {html.escape(tags)}"
+            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] "
+            f"★{row['importance']} {html.escape(tags)}"
         )
     if len(rows) > 40:
         lines.append(f"… +{len(rows) - 40}")

@@ -13,14 +13,18 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from textual import events
+from textual import events, work
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
+from core import app as elora
 from core.errors import EloraError
 
 if TYPE_CHECKING:
@@ -30,6 +34,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REFRESH_SECONDS = 5.0
+
+
+@dataclass
+class UndoDone(Message):
+    """An undo went through; what it did, in one line."""
+
+    summary: str
+
+
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
@@ -57,7 +70,10 @@ class EloraScreen(Screen):
     runs twice (two refresh timers, every error shown twice).
     """
 
-    BINDINGS = [Binding("ctrl+r", "refresh_data", "Refresh", show=False)]
+    BINDINGS = [
+        Binding("ctrl+r", "refresh_data", "Refresh", show=False),
+        Binding("z", "undo", "Undo", show=False),
+    ]
     periodic_refresh = True  # False where reloading would only disturb (chat, council)
 
     @property
@@ -98,6 +114,32 @@ class EloraScreen(Screen):
 
     def reload_data(self) -> None:
         """Start loading what the screen shows (override: start a @work loader)."""
+
+    def as_operator(self) -> AbstractContextManager[Any]:
+        """Act as the operator in the cockpit, a long-running process (wrap a worker's front-door
+        call): what it does can be undone with `z` (a forget's undo is held in this process's
+        memory only)."""
+        return elora.acting("cockpit", holds=True)
+
+    def undo_hint(self) -> str:
+        """What a notification adds after an undoable action."""
+        minutes = self.services.settings.undo_minutes
+        return f" · z undoes it ({minutes} min)" if minutes else ""
+
+    def action_undo(self) -> None:
+        """z: undo the last action still open (approve, edit, remember, restore, forget)."""
+        self.undo_last()
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def undo_last(self) -> None:
+        """Undo the latest open action, in a worker."""
+        with self.as_operator():
+            done = elora.undo(self.services)
+        self.post_message(UndoDone(done.summary()))
+
+    def on_undo_done(self, done: UndoDone) -> None:
+        self.notify(done.summary[:300], timeout=8)
+        self.action_refresh_data()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:

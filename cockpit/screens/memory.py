@@ -22,6 +22,7 @@ from core import app as elora
 from core.memory.vocabulary import MEMORY_TIERS, PROMOTED_FROM, STATUSES, TIER_SHORT
 
 PAGE = 50
+VERSIONS_SHOWN = 6
 # A view beside the statuses: active entries due to fade within SOON_DAYS, soonest first.
 FADING = "fading soon"
 
@@ -61,9 +62,10 @@ class DetailsLoaded(Message):
 
 @dataclass
 class Forgotten(Message):
-    """An entry was erased from every store."""
+    """An entry was erased from every store; `held`: its undo is held in this process."""
 
     memory_id: str
+    held: bool = False
 
 
 @dataclass
@@ -268,22 +270,25 @@ class MemoryScreen(EloraScreen):
 
     @work(thread=True, exit_on_error=False, group="action")
     def forget(self, memory_id: str) -> None:
-        """Erase an entry from every store, in a worker."""
-        elora.forget(self.services, memory_id)
-        self.post_message(Forgotten(memory_id))
+        """Erase an entry from every store, in a worker (undoable with z while this runs)."""
+        with self.as_operator() as who:
+            elora.forget(self.services, memory_id)
+        self.post_message(Forgotten(memory_id, held=who.last_action is not None))
 
     def on_forgotten(self, forgotten: Forgotten) -> None:
-        self.notify(f"forgot {forgotten.memory_id}")
+        after = f" · z: {elora.undo_note(self.services)}" if forgotten.held else ""
+        self.notify(f"forgot {forgotten.memory_id}{after}")
         self.action_refresh_data()
 
     @work(thread=True, exit_on_error=False, group="action")
     def restore(self, memory_id: str) -> None:
-        """Bring a faded entry back to recall, in a worker."""
-        elora.restore_memory(self.services, memory_id)
+        """Bring a faded entry back to recall, in a worker (undoable with z)."""
+        with self.as_operator():
+            elora.restore_memory(self.services, memory_id)
         self.post_message(Restored(memory_id))
 
     def on_restored(self, restored: Restored) -> None:
-        self.notify(f"restored {restored.memory_id}")
+        self.notify(f"restored {restored.memory_id}{self.undo_hint()}")
         self.action_refresh_data()
 
     def action_restore(self) -> None:
@@ -300,13 +305,15 @@ class MemoryScreen(EloraScreen):
         if entry is None:
             self.notify("No entry selected.", severity="warning")
             return
+        held = self.services.settings.undo_minutes > 0
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self.forget(entry.memory_id)
 
-        question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
-                    "It is erased from every store; this cannot be undone.")  # fmt: skip
+        then = (f"It is erased from every store; {elora.undo_note(self.services)}." if held
+                else "It is erased from every store; this cannot be undone.")  # fmt: skip
+        question = f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n{then}"
         self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
 
 
@@ -346,6 +353,13 @@ def render_entry(entry, details: elora.EntryDetails) -> Group:
             relation = link.relation if outgoing else PASSIVE.get(link.relation, link.relation)
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
+    versions = details.versions
+    if len(versions) > 1:  # one version is the entry as shown above
+        parts += ["", f"[b]Versions[/b] (elora history {escape(entry.memory_id)})"]
+        for v in versions[-VERSIONS_SHOWN:]:
+            parts.append(escape(f"v{v.version} {v.created_at:%Y-%m-%d %H:%M} {v.change} "
+                                f"({v.surface}) · {v.data['status']}: "
+                                f"{v.data['canonical_text'][:80]}"))  # fmt: skip
     return Group(*parts)
 
 

@@ -32,6 +32,7 @@ RELATION = {
     "supersede": "supersedes an entry (approving marks the old one superseded)",
     "deprecate": "deprecates an entry (approving marks the old one deprecated)",
     "time_limit": "limits an entry in time (approving sets its end date)",
+    "forget": "forgets an entry (its mirror file was deleted; approving forgets it for real)",
 }
 ProposalView = elora.ProposalView
 
@@ -159,9 +160,10 @@ class ProposalsScreen(EloraScreen):
 
     @work(thread=True, exit_on_error=False, group="action")
     def approve(self, proposal_id: str, edit: str | None, notice: str) -> None:
-        """Approve (optionally edited) in a worker."""
-        elora.approve(self.services, proposal_id, edit=edit)
-        self.post_message(Decided(notice))
+        """Approve (optionally edited) in a worker (undoable with z)."""
+        with self.as_operator():
+            elora.approve(self.services, proposal_id, edit=edit)
+        self.post_message(Decided(notice + self.undo_hint()))
 
     @work(thread=True, exit_on_error=False, group="action")
     def reject(self, proposal_id: str, notice: str) -> None:
@@ -178,8 +180,9 @@ class ProposalsScreen(EloraScreen):
     @work(thread=True, exit_on_error=False, group="action")
     def approve_all_recommended(self) -> None:
         """Approve every recommended proposal in a worker."""
-        entries = elora.approve_recommended(self.services)
-        self.post_message(Decided(f"approved {len(entries)} recommended"))
+        with self.as_operator():
+            entries = elora.approve_recommended(self.services)
+        self.post_message(Decided(f"approved {len(entries)} recommended{self.undo_hint()}"))
 
     def on_decided(self, decided: Decided) -> None:
         self.notify(decided.notice)

@@ -49,8 +49,10 @@ class TracesScreen(EloraScreen):
 
     def on_mount(self) -> None:
         table = self.query_one(RowTable)
-        for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 10),
-                             ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip
+        # The models column is the escalation path (LITE→FLASH): it says what an escalation
+        # count would, and which tiers answered.
+        for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 14),
+                             ("ms", 6), ("cost", 8)):  # fmt: skip
             table.add_column(label, width=width)
         self.sub_title = "traces"
 
@@ -77,12 +79,11 @@ class TracesScreen(EloraScreen):
         self.traces = {t.id: t for t in data.recent}
         rows = []
         for t in data.recent:
-            tiers = list(dict.fromkeys(m.get("tier", "?") for m in t.models))
-            models = "→".join(tiers) or "-"
+            models = elora.escalation_path(t)
             cost = "?" if t.cost is None else f"{t.cost:.5f}"
             rows.append((t.id, (f"{t.created_at:%m-%d %H:%M}", t.surface,
                                 str((t.classification or {}).get("intent", "-")), models,
-                                str(len(t.escalations)), str(t.latency_ms), cost)))  # fmt: skip
+                                str(t.latency_ms), cost)))  # fmt: skip
         self.query_one(RowTable).refill(rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

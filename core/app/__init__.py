@@ -13,6 +13,7 @@ function in one of these modules, exported here:
   the evidence pack (context), memory and archive search
 - review: the proposal queue and its decisions
 - health: status, health (doctor), audit, traces and spend
+- undo: who acts (acting), undo, undoable actions, an entry's versions and restoring one
 - operations: import, learn, jobs, reindex, the Markdown mirror, the council and skills
 """
 
@@ -23,15 +24,26 @@ from core.app.chat import (
     drain,
     feedback,
     feedback_on_reply,
+    fresh_chat_id,
     is_private,
     mark_handled,
     new_conversation,
     note_reply,
     set_private,
 )
-from core.app.health import audit, daily_activity, health, recent_traces, record_trace, status
+from core.app.health import (
+    audit,
+    daily_activity,
+    health,
+    recent_traces,
+    record_trace,
+    spent_today,
+    status,
+    trace_rows,
+)
 from core.app.home import finish_indexing, open_services, start_scheduler, warm_up
 from core.app.memory import (
+    SEARCH_FLOOR,
     SOON_DAYS,
     EntryDetails,
     Lifetime,
@@ -53,6 +65,7 @@ from core.app.memory import (
     restore_memory,
     search_archive,
     search_memory,
+    search_ranked,
     topics_for,
 )
 from core.app.operations import (
@@ -82,6 +95,20 @@ from core.app.review import (
     propose,
     review_queue,
 )
+from core.app.undo import (
+    Acting,
+    Action,
+    EntryHistory,
+    Undone,
+    Version,
+    acting,
+    entry_history,
+    entry_versions,
+    restore_version,
+    undo,
+    undo_note,
+    undoable_actions,
+)
 from core.doctor import Check, Report
 from core.documents import DocumentRegister
 from core.learning.review import approve, approve_recommended, reject, restore
@@ -89,15 +116,20 @@ from core.memory.api import Remembered, entry_json
 from core.memory.forget import ForgetReport, source_capture_ids
 from core.pipeline import Reply, Request
 from core.routing.tools import DATA_NOTE
+from core.traces import escalation_path
 
 __all__ = [
     "DATA_NOTE",
     "DEFAULT_ROUNDS",
     "OPEN",
+    "SEARCH_FLOOR",
     "SOON_DAYS",
+    "Acting",
+    "Action",
     "Check",
     "DocumentRegister",
     "EntryDetails",
+    "EntryHistory",
     "ForgetReport",
     "Lifetime",
     "MemoryPage",
@@ -106,6 +138,9 @@ __all__ = [
     "Reply",
     "Report",
     "Request",
+    "Undone",
+    "Version",
+    "acting",
     "add_document",
     "already_handled",
     "approve",
@@ -120,7 +155,10 @@ __all__ = [
     "daily_activity",
     "drain",
     "entry_details",
+    "entry_history",
     "entry_json",
+    "entry_versions",
+    "escalation_path",
     "evidence_prompt",
     "export_mirror",
     "fading_schedule",
@@ -133,6 +171,7 @@ __all__ = [
     "forget",
     "forget_matching",
     "forget_preview",
+    "fresh_chat_id",
     "get_job",
     "get_memory",
     "get_proposal",
@@ -160,15 +199,22 @@ __all__ = [
     "render_pack_text",
     "restore",
     "restore_memory",
+    "restore_version",
     "review_queue",
     "run_import",
     "run_job",
     "search_archive",
     "search_memory",
+    "search_ranked",
     "set_private",
     "source_capture_ids",
+    "spent_today",
     "start_scheduler",
     "status",
     "topics_for",
+    "trace_rows",
+    "undo",
+    "undo_note",
+    "undoable_actions",
     "warm_up",
 ]

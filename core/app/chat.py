@@ -29,6 +29,13 @@ def new_conversation(services: Services, surface: str, chat_id: str, user_id: st
     services.session_memory.end_session(user_id, chat_id)
 
 
+def fresh_chat_id(prefix: str) -> str:
+    """A new conversation's id (a one-shot `elora ask` starts one each time)."""
+    from core.ids import new_id
+
+    return f"{prefix}-{new_id()[:8]}"
+
+
 def is_private(services: Services, surface: str, chat_id: str) -> bool:
     """Whether private mode is on for a chat (nothing kept beyond the session)."""
     return services.chats.is_private(surface, chat_id)

@@ -51,6 +51,20 @@ def recent_traces(services: Services, limit: int = 50, chat_id: str | None = Non
     return services.traces.recent(limit, chat_id=chat_id)
 
 
+def trace_rows(
+    services: Services, limit: int = 30, chat_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The latest requests as listing rows (models as the escalation path, e.g. LITE→FLASH)."""
+    from core.traces import trace_row
+
+    return [trace_row(t) for t in services.traces.recent(limit, chat_id=chat_id)]
+
+
+def spent_today(services: Services) -> float:
+    """What the requests of today cost."""
+    return services.traces.spent_today()
+
+
 def daily_activity(services: Services, days: int = 14) -> list[dict[str, Any]]:
     """Requests and spend per day over the last `days` days."""
     return services.traces.daily(days)

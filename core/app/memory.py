@@ -9,9 +9,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.errors import InvalidInput
-from core.memory.api import Remembered
+from core.memory.api import SEARCH_FLOOR, Ranked, Remembered
 from core.memory.fading import SOON_DAYS, Lifetime
 from core.memory.forget import ForgetReport
+from core.memory.versions import Version
 from core.memory.vocabulary import STATUSES
 
 if TYPE_CHECKING:
@@ -125,6 +126,23 @@ def browse_memory(
     return MemoryPage(rows, len(rows), degraded)
 
 
+def search_ranked(
+    services: Services, query: str, limit: int = 20, *, status: str | None = "active",
+    tier: str | None = None, scope: str | None = None, floor: float | None = None,
+) -> Ranked:  # fmt: skip
+    """Entries ranked by relevance, those under the cut-off left out (`floor` None: the
+    default SEARCH_FLOOR; 0 keeps every hit), and how many were."""
+    from core.memory.api import search_ranked as ranked
+
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)} or all")
+    return ranked(
+        services, query, limit, scopes=[scope] if scope else None, tiers=[tier] if tier else None,
+        statuses=(status,) if status else STATUSES,
+        floor=SEARCH_FLOOR if floor is None else floor,
+    )  # fmt: skip
+
+
 def fading_soon(
     services: Services, *, tier: str | None = None, scope: str | None = None,
     topic: str | None = None,
@@ -166,25 +184,28 @@ def memory_lifetime(entry: MemoryEntry) -> Lifetime | None:
 
 @dataclass(frozen=True)
 class EntryDetails:
-    """An entry's links and the entries at their other ends (its history), and its fading
-    schedule (None when it never fades)."""
+    """An entry's links and the entries at their other ends (its history), its fading
+    schedule (None when it never fades) and its recorded versions."""
 
     uuid: str
     links: list[EntryLink]
     related: dict[str, MemoryEntry]
     lifetime: Lifetime | None = None
+    versions: list[Version] = field(default_factory=list)  # oldest first
 
 
 def entry_details(services: Services, entry: MemoryEntry) -> EntryDetails:
-    """The links, history and fading schedule of an entry."""
+    """The links, history, fading schedule and versions of an entry."""
     from core.memory.fading import lifetime, recall_counts
+    from core.memory.versions import history
 
     links = services.memory.links_of([entry.uuid])
     related = services.memory.by_uuids(
         [u for link in links for u in (link.from_uuid, link.to_uuid)]
     )
     life = lifetime(entry, *recall_counts(services, [entry.uuid])[entry.uuid])
-    return EntryDetails(entry.uuid, links, related, life)
+    versions = history(services, entry.memory_id) if services.memory.get(entry.memory_id) else []
+    return EntryDetails(entry.uuid, links, related, life, versions)
 
 
 def topics_for(
@@ -211,10 +232,13 @@ def forget_preview(
 
 
 def forget(services: Services, memory_id: str, with_sources: bool = False) -> ForgetReport:
-    """Erase an entry from every store (and the messages it came from, when asked); for real."""
-    from core.memory.forget import forget_entry
+    """Erase an entry from every store (and the messages it came from, when asked). Acting in a
+    long-running surface (core.app.acting, holds=True) without the messages, its undo is held
+    in this process's memory: the acting's last_action names it (core.memory.unforget)."""
+    from core.memory.unforget import forget as forget_held
 
-    return forget_entry(services, memory_id, with_sources=with_sources)
+    report, _ = forget_held(services, memory_id, with_sources=with_sources)
+    return report
 
 
 def forget_matching(services: Services, phrase: str) -> ForgetReport:

@@ -242,6 +242,16 @@ class ProposalStore:
         with self.db.session() as session:
             return {value for value in session.exec(stmt).all() if value}
 
+    def open_forget(self, memory_id: str) -> str | None:
+        """The id of an open proposal to forget this entry (a mirror file deleted), if any."""
+        stmt = select(Proposal.id).where(
+            Proposal.memory_id == memory_id,
+            Proposal.conflict_relation == "forget",
+            col(Proposal.status).in_(OPEN),
+        )
+        with self.db.session() as session:
+            return session.exec(stmt).first()
+
     def promotion_filed(self, key: str) -> bool:
         """Whether a promotion with this key is open, approved or rejected (a rejected one stays
         rejected: the same evidence is not re-proposed daily)."""

@@ -238,7 +238,8 @@ class MemoryTools:
         started = time.perf_counter()
         error = None
         try:
-            yield note
+            with app.acting(SURFACE, actor=self.policy.user_id):  # versions name the surface
+                yield note
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"[:300]
             raise

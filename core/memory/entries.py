@@ -12,9 +12,11 @@ from sqlmodel import col, delete, func, select, update
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
+from core.memory import versions
 from core.memory.entry_search import EntrySearch
 from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
 from core.storage.models import EntryLink, MemoryEntry
+from core.undo.context import current_change
 
 if TYPE_CHECKING:
     from core.clock import Clock
@@ -59,15 +61,18 @@ class MemoryStore(EntrySearch):
         with self.db.session(write=True) as session:
             row = session.exec(select(MemoryEntry).where(MemoryEntry.uuid == uuid)).first()
             values = entry_in.model_dump()
+            created = row is None
             if row is None:
                 row = MemoryEntry(uuid=uuid, created_at=now, **values)
             else:
+                versions.keep_baseline(session, row)
                 for key, value in values.items():
                     setattr(row, key, value)
             row.vector_state = "pending"
             session.add(row)
             session.flush()
             session.refresh(row)
+            versions.record(session, row, created, now)
             session.expunge(row)
         self.index([row])
         return row
@@ -138,12 +143,14 @@ class MemoryStore(EntrySearch):
         entry = self.require(memory_id)
         with self.db.session(write=True) as session:
             row = session.get(MemoryEntry, entry.rowid)
+            versions.keep_baseline(session, row)
             row.status = status
             for key, value in fields.items():
                 setattr(row, key, value)
             session.add(row)
             session.flush()
             session.refresh(row)
+            versions.record(session, row, False, self.clock.now())
             session.expunge(row)
         self.index([row])
         return row
@@ -314,16 +321,40 @@ class MemoryStore(EntrySearch):
 
     def link(self, from_uuid: str, to_uuid: str, relation: str, note: str | None = None) -> None:
         """Record a typed relation between two entries."""
+        link = EntryLink(from_uuid=from_uuid, to_uuid=to_uuid, relation=relation, note=note,
+                         created_at=self.clock.now())  # fmt: skip
         with self.db.session(write=True) as session:
-            session.add(
-                EntryLink(
-                    from_uuid=from_uuid,
-                    to_uuid=to_uuid,
-                    relation=relation,
-                    note=note,
-                    created_at=self.clock.now(),
+            session.add(link)
+            session.flush()
+            change = current_change()
+            if change is not None:  # an undo of this action removes the link
+                change.links.append(link.id)
+
+    def unlink(self, link_ids: list[int]) -> None:
+        """Remove links by id (those an undone action made)."""
+        if link_ids:
+            with self.db.session(write=True) as session:
+                session.connection().execute(
+                    delete(EntryLink).where(col(EntryLink.id).in_(link_ids))
+                )
+
+    def delete(self, uuid: str) -> bool:
+        """Remove an entry that should never have been written (an undone approval): the row,
+        its versions and links, its vector. Not a forget: nothing is tombstoned."""
+        with self.db.session(write=True) as session:
+            conn = session.connection()
+            gone = conn.execute(delete(MemoryEntry).where(col(MemoryEntry.uuid) == uuid))
+            versions.delete_of(conn, [uuid])
+            conn.execute(
+                delete(EntryLink).where(
+                    (col(EntryLink.from_uuid) == uuid) | (col(EntryLink.to_uuid) == uuid)
                 )
             )
+        try:
+            self.vectorspace.index.delete("memory", [uuid])
+        except EloraError as exc:  # no text in it; `elora reindex` drops the stray vector
+            log.warning("vector of removed entry %s not deleted: %s", uuid, exc)
+        return gone.rowcount > 0
 
 
 # -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------

@@ -10,6 +10,7 @@ message are embedded again. Files are handled by `core.memory.home_files`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +20,12 @@ from core.errors import EloraError
 from core.learning import proposals as proposal_rows
 from core.memory import entries as entry_rows
 from core.memory import session as session_rows
+from core.memory import versions
 from core.memory.copies import ErasePlan, resolve_target, scan_database
 from core.memory.home_files import erase_files, find_files
 from core.memory.tombstones import bury, bury_entry, log_forget
 from core.traces import rewrite_trace
+from core.undo import log as undo_log
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -61,8 +64,10 @@ def erase(
     phrase: str | None = None,
     memory_id: str | None = None,
     with_sources: bool = False,
+    keep: Callable[[Connection, ErasePlan], None] | None = None,
 ) -> EraseReport:
-    """Find every copy again inside one write transaction and erase it from every store."""
+    """Find every copy again inside one write transaction and erase it from every store.
+    `keep(conn, plan)` sees the rows before they go (an undo held in memory, never on disk)."""
     target = resolve_target(services, phrase=phrase, memory_id=memory_id, with_sources=with_sources)
     # What waits in the spool goes into the database first, so the one scan below finds every
     # copy: a replay racing the erase (any write pokes it) would bring a copy back afterwards.
@@ -72,6 +77,8 @@ def erase(
     with services.db.session(write=True) as session:
         conn = session.connection()
         plan = scan_database(conn, target)
+        if keep is not None:
+            keep(conn, plan)
         removed, rewritten, dropped = _erase_messages(conn, plan)
         buried = entry_rows.canonical_texts(conn, [e.uuid for e in plan.entries])
         _erase_rows(conn, plan)
@@ -134,7 +141,7 @@ def _erase_messages(conn: Connection, plan: ErasePlan) -> tuple[int, list[str], 
 
 
 def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
-    """Entries (with their links), proposals and session chunks."""
+    """Entries (with their links), proposals, session chunks, versions and undo rows."""
     uuids = [e.uuid for e in plan.entries]
     if uuids:
         entry_rows.delete_entries(conn, uuids)
@@ -144,6 +151,8 @@ def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
     chunk_ids = [c for s in plan.sessions for c in s.chunk_ids]
     if chunk_ids:
         session_rows.delete_session_chunks(conn, chunk_ids)
+    versions.delete_versions(conn, plan.versions)
+    undo_log.delete_actions(conn, plan.undo_actions)
 
 
 # Who rewrites the rows of each table a plan names.

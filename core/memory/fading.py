@@ -29,6 +29,8 @@ from core.memory.entries import MemoryStore
 from core.storage import meta
 from core.storage.db import from_db_time
 from core.storage.models import MemoryEntry
+from core.undo.context import labelled
+from core.undo.log import undoable
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -217,7 +219,8 @@ def restore(services: Services, memory_id: str) -> MemoryEntry:
     attributes = {k: v for k, v in entry.attributes.items() if k not in ("faded_at", "fade_reason")}
     attributes["restored_at"] = services.clock.now().isoformat()
     attributes["restores"] = int(entry.attributes.get("restores", 0)) + 1
-    return services.memory.set_status(memory_id, "active", attributes=attributes)
+    with undoable(services, "unfade", memory_id), labelled("unfade"):
+        return services.memory.set_status(memory_id, "active", attributes=attributes)
 
 
 def figures(services: Services) -> dict[str, Any]:

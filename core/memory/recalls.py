@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import col, func, select, update
 
+from core.memory import versions
 from core.storage import meta
 from core.storage.dialect import upsert
 from core.storage.models import EntryRecall, MemoryEntry
+from core.undo.context import labelled
 
 if TYPE_CHECKING:
     from core.storage.db import Database
@@ -78,15 +80,18 @@ def mark_faded(db: Database, reasons: dict[str, str], now: datetime) -> list[Mem
         for row in session.exec(stmt):
             if row.status != "active":  # changed meanwhile (forgotten, superseded)
                 continue
+            versions.keep_baseline(session, row)
             row.attributes = {**row.attributes, "faded_at": now.isoformat(),
                               "fade_reason": reasons[row.memory_id]}  # fmt: skip
             row.status, row.vector_state = "faded", "pending"
             session.add(row)
             rows.append(row)
         session.flush()
-        for row in rows:
-            session.refresh(row)
-            session.expunge(row)
+        with labelled("fade"):  # in the entry's history, and no undo spans it unseen
+            for row in rows:
+                session.refresh(row)
+                versions.record(session, row, False, now)
+                session.expunge(row)
     return rows
 
 

@@ -85,6 +85,13 @@ class Tombstones:
                 session.exec(insert_ignoring(Tombstone, rows))
         return len(new)
 
+    def put_back(self, digests: Iterable[str]) -> None:
+        """Lay tombstones again by their digests (an undone remember had lifted them)."""
+        rows = [{"digest": d, "created_at": self.clock.now()} for d in dict.fromkeys(digests)]
+        if rows:
+            with self.db.session(write=True) as session:
+                session.exec(insert_ignoring(Tombstone, rows))
+
     def is_buried(self, text: str) -> bool:
         """Whether the operator forgot this text."""
         if not normalise(text):
@@ -131,6 +138,11 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
         s["capture_id"] for s in entry.sources or [] if isinstance(s, dict) and s.get("capture_id")
     ]
     services.archive.captures.withhold(sources, FORGOTTEN)
+
+
+def bury_digests(services: Services, digests: Iterable[str]) -> None:
+    """Put back tombstones by their digests (an undone remember had lifted them)."""
+    services.tombstones.put_back(digests)
 
 
 def is_buried(services: Services, text: str) -> bool:

@@ -83,6 +83,7 @@ class Database:
         self._holder = None  # the pooled connection record holding the writer turn
         self._writer_thread: int | None = None
         self._replay_hooks: list[Callable[[], None]] = []
+        self._opening = False
 
     @property
     def path(self) -> Path | None:
@@ -168,11 +169,17 @@ class Database:
                 self._give_writer()
 
         try:
+            # Opening the store is not news that the database is writable again: hooks (the
+            # spool replay) wait for a write of the process's own work, so a read-only
+            # command (doctor, a forget preview) never races a replay it did not ask for.
+            self._opening = True
             with engine.connect() as conn:
                 migrate(conn)
         except OperationalError as exc:
             engine.dispose()
             raise StorageUnavailable(f"database {self.url}: {exc.orig}") from exc
+        finally:
+            self._opening = False
         return engine
 
     # -- the writer turn ------------------------------------------------------------------
@@ -215,9 +222,7 @@ class Database:
         except sqlite3.Error:
             return  # SQLAlchemy's own call raises it properly; the turn ends at check-in
         self._give_writer()
-        # Not while the engine is being created: the migrations' bookkeeping commit is no sign
-        # the database is back, and a read-only command (a forget's dry run) must not replay.
-        if commit and self._engine is not None:
+        if commit:
             self._after_write()
 
     def _begin_immediate(self, raw: sqlite3.Connection) -> None:
@@ -240,6 +245,8 @@ class Database:
         self._replay_hooks.append(hook)
 
     def _after_write(self) -> None:
+        if self._opening:
+            return
         for hook in self._replay_hooks:
             try:
                 hook()

@@ -36,20 +36,25 @@ def _statuses(status: str):
 
 def run(args) -> int:
     from core import app
+    from core.cli.commands.undo import FORGET_NOTE, hint
     from core.cli.context import print_json, services
 
     svc = services()
     try:
         if args.action == "approve":
-            if args.recommended:
-                entries = app.approve_recommended(svc)
-                print(f"approved {len(entries)} recommended proposal(s)")
+            with app.acting("cli") as who:
+                if args.recommended:
+                    entries = app.approve_recommended(svc)
+                    print(f"approved {len(entries)} recommended proposal(s){hint(who)}")
+                    return 0
+                if not args.id:
+                    print("elora: give a proposal id or --recommended")
+                    return 2
+                entry = app.approve(svc, args.id, edit=args.edit)
+            if entry.status == "forgotten":
+                print(f"approved: forgot {entry.memory_id}. {FORGET_NOTE}")
                 return 0
-            if not args.id:
-                print("elora: give a proposal id or --recommended")
-                return 2
-            entry = app.approve(svc, args.id, edit=args.edit)
-            print(f"approved → {entry.memory_id} ({entry.tier}/{entry.kind})")
+            print(f"approved → {entry.memory_id} ({entry.tier}/{entry.kind}){hint(who)}")
             return 0
         if args.action == "reject":
             p = app.reject(svc, args.id, note=args.note)

@@ -23,29 +23,32 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from core import app
+    from core.cli.commands.undo import hint
     from core.cli.context import print_json, services
 
     svc = services()
     try:
-        kept = app.remember(
-            svc,
-            args.text,
-            kind=args.kind,
-            tier=args.tier,
-            importance=args.importance,
-            topics=args.topics,
-            scope=args.scope,
-            memory_id=args.memory_id,
-        )
+        with app.acting("cli") as who:
+            kept = app.remember(
+                svc,
+                args.text,
+                kind=args.kind,
+                tier=args.tier,
+                importance=args.importance,
+                topics=args.topics,
+                scope=args.scope,
+                memory_id=args.memory_id,
+            )
     finally:
         svc.close()
     entry = kept.entry
     if args.json:
-        print_json({**app.entry_json(entry), "confirmed": kept.confirmed})
+        print_json({**app.entry_json(entry), "confirmed": kept.confirmed,
+                    "action_id": who.last_action})  # fmt: skip
     elif kept.confirmed:
-        print(f"already remembered — confirmed {entry.memory_id} (said {entry.observations} times)")
+        print(f"already remembered — confirmed {entry.memory_id} "
+              f"(said {entry.observations} times){hint(who)}")  # fmt: skip
     else:
-        print(
-            f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, importance {entry.importance})"
-        )
+        print(f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, "
+              f"importance {entry.importance}){hint(who)}")  # fmt: skip
     return 0
