@@ -83,6 +83,7 @@ class Services:
             "archive": self.archive.indexed_count(),
             "memory": self.memory.indexed_count(),
             "ephemeral": self.session_memory.count(),
+            "turns": self.archive.turn_vector_count(),
         }
 
     @cached_property

@@ -209,6 +209,23 @@ class VectorSpace:
         self.index.upsert(collection, ids, vectors.tolist(), metadatas)
         self._claim()
 
+    def embed_passages(self, texts: Sequence[str]):
+        """Vectors of passages from the configured embedder (checked against the stored ones)."""
+        self.ensure_compatible()
+        return self.embedder.embed_passages(list(texts))
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        """Store vectors computed with embed_passages (the turn keys' means, for the archive)."""
+        self.ensure_compatible()
+        self.index.upsert(collection, ids, [list(map(float, v)) for v in vectors], metadatas)
+        self._claim()
+
     def query(
         self, collection: str, query: str, limit: int, where: dict | None = None
     ) -> list[VectorHit]:

@@ -87,8 +87,33 @@ OWNERS: dict[str, set[str]] = {
         "traces",
         "threads",
     },
+    # Turn keys (issue 13): each message read with the turn it answers, its dates and the
+    # facts a model found in it, built from the archive's messages and windows.
+    "core/archive/turns.py": {
+        "turn_keys",
+        "turn_dates",
+        "turn_keys_fts",
+        "captures",
+        "chunks",
+        "chunk_captures",
+    },
+    "core/archive/fact_keys.py": {"turn_keys", "captures", "chunks"},
+    # Who imported which chats (recall scopes).
+    "core/importers/runner.py": {"chat_imports"},
     # Recall reads the archive and entries for the evidence pack (its own queries, pending
     # their move to the archive and memory owners).
+    "core/recall/scope.py": {"captures", "chat_imports"},
+    "core/recall/selection.py": {"captures", "turn_keys"},
+    "core/recall/turn_search.py": {
+        "captures",
+        "captures_fts",
+        "chunk_captures",
+        "chunks",
+        "turn_dates",
+        "turn_keys",
+        "turn_keys_fts",
+    },
+    "core/recall/vocabulary.py": {"captures", "captures_vocab"},
     "core/recall/archive_search.py": {"captures", "chunks", "chunk_captures", "chunks_fts"},
     "core/recall/items.py": {"captures", "chunks", "chunk_captures"},
     "core/recall/pack.py": {"memory_entries"},

@@ -55,6 +55,14 @@ async def learn(
     return await learn_archive(services, chat_id, since, on_progress=on_progress)
 
 
+async def index_facts(services: Services) -> dict[str, Any]:
+    """Have the model read archived conversations not yet read for facts, and index what it
+    finds as keys of their messages (core.archive.fact_keys)."""
+    from core.archive.fact_keys import extract_fact_keys
+
+    return await extract_fact_keys(services, services.llm)
+
+
 def jobs(services: Services) -> list[tuple[Job, dict[str, Any] | None]]:
     """Every scheduled job with its last recorded run."""
     from core.jobs.registry import JOBS, last_runs

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, func, select
 
+from core.archive import turns
 from core.archive.captures import Captures
 from core.archive.chunking import ChunkPlan, ChunkSizes, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ROLE_LABELS = {"user", "assistant", "system"}
-
 _INSERT_CAPTURE = """
 INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
     text, sent_at, captured_at, reply_to, media, provenance, consent, is_operator)
@@ -40,30 +38,6 @@ INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, spe
     first_at, last_at, part, vector_state)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
 """
-
-
-def embedding_text(text: str, speakers: list[str]) -> str:
-    """A chunk's text as embedded: each speaker named once per turn, by first name.
-
-    The model is paid per token, so full "Camille Martin: " labels on every line cost about a
-    fifth of an import; but who said something matters for recall ("what did Léa say…"), so a
-    short label stays where the speaker changes. Full names stay in the chunk's text (FTS).
-    """
-    names = sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True)
-    if not names:
-        return text
-    label = re.compile(rf"^({'|'.join(re.escape(n) for n in names if n)}): ")
-    lines, previous = [], None
-    for line in text.split("\n"):
-        match = label.match(line)
-        if match is None:
-            lines.append(line)
-            continue
-        speaker = match.group(1)
-        body = line[match.end() :]
-        lines.append(body if speaker == previous else f"{speaker.split()[0]}: {body}")
-        previous = speaker
-    return "\n".join(lines)
 
 
 def _dumps(value) -> str:
@@ -231,20 +205,30 @@ class Archive:
             if not rows:
                 return done
             try:
-                self.vectorspace.upsert(
+                embedded = self._embed(rows)
+                vectors = embedded.chunks
+                ids = [r[0] for r in rows if r[0] in vectors]
+                self.vectorspace.upsert_vectors(
                     "archive",
-                    [r[0] for r in rows],
-                    [embedding_text(r[1], json.loads(r[6])) for r in rows],
+                    ids,
+                    [vectors[i] for i in ids],
                     [
                         {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
                         for r in rows
+                        if r[0] in vectors
                     ],
                 )
+                if embedded.turn_ids:
+                    self.vectorspace.upsert_vectors(
+                        "turns", embedded.turn_ids, embedded.turn_vectors, embedded.turn_meta
+                    )
             except EloraError as exc:
                 log.warning("archive indexing deferred for %d chunks: %s", len(rows), exc)
                 return done
             with self.db.session() as session:
-                session.connection().exec_driver_sql(
+                conn = session.connection()
+                turns.save(conn, embedded)
+                conn.exec_driver_sql(
                     "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                     [(r[0],) for r in rows],
                 )
@@ -257,10 +241,20 @@ class Archive:
                 if not chunk_ids:
                     return done
 
+    def _embed(self, rows: list[tuple]) -> turns.Embedded:
+        """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
+        with self.db.session(write=True) as session:  # missing keys are created
+            conn = session.connection()
+            embed = turns.plan(
+                conn, [(r[0], r[7], r[4], r[1]) for r in rows], self.sizes.window_gap
+            )
+        vectors = self.vectorspace.embed_passages(embed.texts) if embed.texts else []
+        return turns.finish(embed, vectors)
+
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
             "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
-            "speakers FROM chunks WHERE vector_state = 'pending'"
+            "speakers, rowid FROM chunks WHERE vector_state = 'pending'"
         )
         params: tuple = ()
         if chunk_ids is not None:
@@ -341,10 +335,14 @@ class Archive:
             "indexed": indexed,
         }
 
+    def turn_vector_count(self) -> int:
+        """Messages whose turn key holds a vector (the `turns` collection's share)."""
+        with self.db.session() as session:
+            return turns.vector_count(session.connection())
+
     def mark_all_pending(self) -> int:
         """Flag every chunk for re-embedding (after a model change); return how many."""
         with self.db.session() as session:
-            result = session.connection().exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'pending'"
-            )
-            return result.rowcount
+            conn = session.connection()
+            turns.drop_vectors(conn)  # the turns' too
+            return conn.exec_driver_sql("UPDATE chunks SET vector_state = 'pending'").rowcount

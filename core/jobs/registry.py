@@ -85,6 +85,20 @@ async def profile_staleness(services) -> dict:
     return {"stale": stale}
 
 
+async def fact_keys(services) -> dict:
+    """With a model configured, index facts of archived conversations not read yet (a bounded
+    number of LITE calls per run, under the spending cap)."""
+    from core.archive.fact_keys import extract_fact_keys
+    from core.routing.tiers import configured
+
+    if not configured(services.settings):
+        return {"skipped": "no model configured"}
+    return await extract_fact_keys(services, services.llm, max_calls=FACT_KEY_CALLS)
+
+
+FACT_KEY_CALLS = 20  # per run of the job: the backlog of a big import is read over many runs
+
+
 async def markdown_export(services) -> dict:
     """Refresh the private Markdown mirror under ELORA_HOME/mirror."""
     from core.memory.mirror import export_markdown
@@ -111,6 +125,7 @@ JOBS: dict[str, Job] = {
             15,
         ),
         Job("purge-ephemeral", "drop session memory past its TTL", purge_ephemeral, 30),
+        Job("fact-keys", "index facts a model reads in archived conversations", fact_keys, 60),
         Job("purge-undo", "drop undo data past its period (ELORA_UNDO_MINUTES)", purge_undo, 5),
         Job(
             "promotion",

@@ -3,7 +3,8 @@ README's Forget section promises).
 
 A copy is:
 - an archived message that contains the phrase (the whole message is erased: the phrase is its
-  content, and a message cut around it would still say it), or that an entry named its source;
+  content, and a message cut around it would still say it), whose facts read by a model (its
+  turn key, core.archive.fact_keys) contain it, or that an entry named its source;
 - a memory entry that contains the phrase, or whose every source message is erased (it was
   drawn from them alone); an entry with other sources stays;
 - a proposal that contains the phrase, targets an erased entry, or cites an erased message;
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import threads as thread_rows
 from core.archive import captures as archive_rows
+from core.archive import turns as turn_rows
 from core.learning import proposals as proposal_rows
 from core.memory import entries as entry_rows
 from core.memory import session as session_rows
@@ -250,11 +252,13 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     source ids of the documents among them."""
     phrase, sources = target.phrase, set(target.source_ids)
     found, documents = [], set()
+    facts_of = turn_rows.stored_facts(conn)  # what a model read in a message is a copy too
     rows = archive_rows.scan_messages(conn)
     for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
+        facts = facts_of.get(rowid)
         if cid in sources:
             why = "source"
-        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance):
+        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance, facts):
             why = "contains"
         else:
             continue
@@ -266,15 +270,16 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     return found, documents
 
 
-def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
-    """Whether a message's text, sender, attachment or provenance holds the phrase (folded
-    once for the whole row: reading the archive is most of a forget's time)."""
-    row = "\n".join(v for v in (text, sender, media, provenance) if v and v not in ("{}", "[]"))
+def _message_holds(phrase: Phrase, text, sender, media, provenance, facts=None) -> bool:
+    """Whether a message's text, sender, attachment, provenance or extracted facts hold the
+    phrase (folded once for the whole row: reading the archive is most of a forget's time)."""
+    stored = (text, sender, media, provenance, facts)
+    row = "\n".join(v for v in stored if v and v not in ("{}", "[]"))
     if "\\" not in row and phrase.folded not in fold_for_match(row):
         return False
     return (
         phrase.in_text(text) or phrase.in_text(sender)
-        or phrase.in_stored(media) or phrase.in_stored(provenance)
+        or phrase.in_stored(media) or phrase.in_stored(provenance) or phrase.in_stored(facts)
     )  # fmt: skip
 
 

@@ -3,7 +3,7 @@
 SQLite runs with secure_delete (freed bytes are zeroed); the FTS5 indexes are merged
 ('optimize') so deleted terms leave their segments; the WAL is checkpointed and truncated.
 Chroma holds ids, vectors and a few metadata fields (never text): the vectors of erased
-chunks, entries and session chunks are deleted, and windows rewritten without an erased
+chunks, entries, session chunks and messages (turn keys) are deleted, and windows rewritten without an erased
 message are embedded again. Files are handled by `core.memory.home_files`.
 """
 
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import threads as thread_rows
 from core.archive import captures as archive_rows
+from core.archive import turns as turn_rows
 from core.errors import EloraError
 from core.learning import proposals as proposal_rows
 from core.memory import entries as entry_rows
@@ -91,6 +92,7 @@ def erase(
         )  # fmt: skip
         entry_rows.optimize_search(conn)
         archive_rows.optimize_search(conn)
+        turn_rows.optimize_search(conn)
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
@@ -178,6 +180,8 @@ def _erase_vectors(
         services.vectors.delete("memory", [e.uuid for e in plan.entries])
         services.vectors.delete("archive", dropped)
         services.vectors.delete("ephemeral", [c for s in plan.sessions for c in s.chunk_ids])
+        # Each erased message's own vector (its turn key), kept under the capture id.
+        services.vectors.delete("turns", [m.capture_id for m in plan.messages])
     except EloraError as exc:
         log.warning("forget: vectors not deleted (no text is stored with them): %s", exc)
         return False

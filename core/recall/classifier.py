@@ -111,6 +111,7 @@ class Classification:
     reasons: list[str] = field(default_factory=list)
     source: Literal["heuristic", "model"] = "heuristic"
     time_window: TimeWindow | None = None
+    present_state: bool = False  # asks how something is now: the latest statement wins
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for traces and the pack contract."""
@@ -124,7 +125,33 @@ class Classification:
             "reasons": self.reasons,
             "source": self.source,
             "time_window": self.time_window.to_json() if self.time_window else None,
+            "present_state": self.present_state,
         }
+
+
+# How something is now ("what's Hugo's number?", "quel est le véto de Pixel ?", "where do we
+# have lunch?"): a question in the present, not about the past or a period.
+_PRESENT = re.compile(
+    r"^(what|who|whom|whose|where|when|which|how much|how many|how often|how do|how does|how can)\b"
+    r"|\b(c'est|quel|quelle|quels|quelles|qui|ou|quand|combien|que|quoi|qu'est-ce)\b"
+)
+_PAST_TENSE = re.compile(
+    r"\b(did|was|were|had|used to|ago|before|previous|previously|former|formerly|old|last time|"
+    r"earlier|first time|at first|originally|avant|ancien|ancienne|anciens|autrefois|"
+    r"precedent|precedente|avait|avais|etait|etais|etaient|a-t-il|a-t-elle|ai-je|j'ai|on a|"
+    r"as-tu|avez-vous|t'ai|m'a|m'as|il y a)\b"
+    r"|\b(has|have|had) (\w+ )?(been|gone|done|had|seen|read|made|visited|bought|painted|taken|"
+    r"met|tried|started|finished|attended|participated|faced|learned|received|said|told|lost|got|"
+    r"left|won|found|sold|built|brought|kept|become|changed)\b"
+    r"|^(what|who|which)( \w+)? \w+ed\b"
+)
+
+
+def asks_present_state(folded: str, window: TimeWindow | None) -> bool:
+    """Whether a (folded) question asks how something is now, where the latest value wins."""
+    if window is not None or _PAST.search(folded) or _PAST_TENSE.search(folded):
+        return False
+    return bool(_PRESENT.search(folded)) and ("?" in folded or bool(_QUESTION.search(folded)))
 
 
 _TIER_OF = {"low": "LITE", "medium": "FLASH", "high": "PRO"}
@@ -198,6 +225,7 @@ def classify(text: str, now: datetime, *, has_document: bool = False) -> Classif
         confidence=confidence,
         reasons=reasons,
         time_window=window,
+        present_state=asks_present_state(q, window),
     )
 
 
@@ -241,6 +269,7 @@ async def classify_request(
         reasons=[*guess.reasons, "heuristics unsure: LITE model classified"],
         source="model",
         time_window=guess.time_window,
+        present_state=guess.present_state,
     )
 
 

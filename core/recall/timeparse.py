@@ -132,7 +132,7 @@ def parse_period(question: str, now: datetime) -> TimeWindow | None:
         return TimeWindow(m.group(0), today - timedelta(days=days), today + timedelta(days=1))
 
     m = re.search(
-        rf"\b(?:in|en|au mois de|during|pendant|depuis|since)?\s*({_MONTH_RE})\.?(?:\s+((?:19|20)\d\d))?\b",
+        rf"\b(?:in|en|au mois de|during|pendant|depuis|since)?\s*({_MONTH_RE})\.?(?:,?\s+((?:19|20)\d\d))?\b",
         q,
     )
     if m and _is_month_word(q, m):

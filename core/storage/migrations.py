@@ -352,6 +352,73 @@ ALTER TABLE forget_log ADD COLUMN removed_entries INTEGER NOT NULL DEFAULT 0;
     )
 
 
+@migration(9, "recall keys: turn keys, resolved dates, chat imports, captures by user")
+def m009_recall_keys(conn: Connection) -> None:
+    # One key per archived message: the dates it names (resolved against when it was sent),
+    # extra searchable words (those dates, facts a model extracted) and a vector of the turn read
+    # with the turn it answers. The text itself stays in `captures` (one copy to forget).
+    _run(
+        conn,
+        """
+CREATE TABLE turn_keys (
+    capture_rowid INTEGER PRIMARY KEY,
+    chunk_rowid INTEGER,
+    context_rowid INTEGER,
+    dates JSON NOT NULL DEFAULT '[]',
+    keys TEXT NOT NULL DEFAULT '',
+    facts JSON NOT NULL DEFAULT '[]',
+    asks BOOLEAN NOT NULL DEFAULT 0,
+    vector BLOB,
+    facts_at DATETIME
+);
+CREATE INDEX ix_turn_keys_chunk ON turn_keys (chunk_rowid);
+CREATE INDEX ix_turn_keys_context ON turn_keys (context_rowid);
+CREATE TABLE turn_dates (
+    capture_rowid INTEGER NOT NULL,
+    start DATETIME NOT NULL,
+    "end" DATETIME NOT NULL,
+    PRIMARY KEY (capture_rowid, start, "end")
+);
+CREATE INDEX ix_turn_dates_start ON turn_dates (start);
+CREATE VIRTUAL TABLE turn_keys_fts USING fts5(keys, content='turn_keys',
+    content_rowid='capture_rowid', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER turn_keys_fts_ai AFTER INSERT ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(rowid, keys) VALUES (new.capture_rowid, new.keys);
+END;
+CREATE TRIGGER turn_keys_fts_ad AFTER DELETE ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(turn_keys_fts, rowid, keys) VALUES ('delete', old.capture_rowid, old.keys);
+END;
+CREATE TRIGGER turn_keys_fts_au AFTER UPDATE OF keys ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(turn_keys_fts, rowid, keys) VALUES ('delete', old.capture_rowid, old.keys);
+    INSERT INTO turn_keys_fts(rowid, keys) VALUES (new.capture_rowid, new.keys);
+END;
+-- A deleted message takes its key and dates with it, and the turns that were read with it
+-- as context get a new vector (their chunk is embedded again).
+CREATE TRIGGER captures_turn_keys_ad AFTER DELETE ON captures BEGIN
+    DELETE FROM turn_keys WHERE capture_rowid = old.rowid;
+    DELETE FROM turn_dates WHERE capture_rowid = old.rowid;
+    UPDATE chunks SET vector_state = 'pending' WHERE rowid IN (
+        SELECT chunk_rowid FROM turn_keys WHERE context_rowid = old.rowid);
+    UPDATE turn_keys SET vector = NULL, context_rowid = NULL WHERE context_rowid = old.rowid;
+END;
+CREATE TABLE chat_imports (
+    surface TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    imported_by TEXT NOT NULL,
+    imported_at DATETIME NOT NULL,
+    PRIMARY KEY (surface, chat_id, imported_by)
+);
+CREATE INDEX ix_captures_user_chat ON captures (user_id, chat_id);
+-- How many messages hold each word: BM25 of the few candidates of a question is computed from
+-- it (asking FTS5 for given rows scores every matching row).
+CREATE VIRTUAL TABLE captures_vocab USING fts5vocab('captures_fts', 'row');
+-- Messages archived before this release get their turn keys when their chunk is embedded
+-- again (index-pending job, or `elora reindex`); their old vectors serve until then.
+UPDATE chunks SET vector_state = 'pending' WHERE kind IN ('message', 'window');
+""",
+    )
+
+
 @migration(12, "proposal claims: claimed_at instead of an 'approving' status")
 def m012_proposal_claims(conn: Connection) -> None:
     # A decision in progress is a timed claim on a still-open proposal: a crash between the

@@ -30,6 +30,8 @@ def run(args) -> int:
         total = app.count_unlearned(svc, args.chat_id, since)
         with progress_bar("learning", total, unit="msgs") as advance:
             outcome = asyncio.run(app.learn(svc, args.chat_id, since, on_progress=advance))
+        if outcome["extractor"] == "model":  # the same model indexes facts of the archive
+            outcome["fact_keys"] = asyncio.run(app.index_facts(svc))
     finally:
         svc.close()
     if args.json:
@@ -40,4 +42,10 @@ def run(args) -> int:
             f"{outcome['proposals']} proposal(s), {outcome['blocked']} blocked by consent rules"
             + (f", {outcome['failures']} failure(s)" if outcome["failures"] else "")
         )
+        if "fact_keys" in outcome:
+            keys = outcome["fact_keys"]
+            print(
+                f"indexed {keys['facts']} fact(s) from {keys['messages']} archived messages"
+                + (f" ({keys['failure']})" if keys["failure"] else "")
+            )
     return 0

@@ -1,0 +1,86 @@
+"""The archive's vocabulary: how many messages hold each word, for BM25 of a few candidates.
+
+Asking FTS5 for the BM25 of given rows makes it score every row that matches, which costs in
+proportion to the archive. The few candidates a question has are scored here instead
+(lexical.bm25) from the document frequencies of fts5vocab, looked up once per recall.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.recall.lexical import bm25, query_terms
+
+if TYPE_CHECKING:
+    from core.recall.turn_search import TurnHit
+    from core.services import Services
+
+Term = tuple[str, bool]  # (term, is a prefix)
+
+
+class Vocabulary:
+    """Document frequencies of the words one recall meets (cached for its duration)."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.documents: dict[Term, int] = {}
+        self.total = 0
+
+    def _lookup(self, wanted: list[Term]) -> None:
+        missing = [q for q in wanted if q not in self.documents]
+        if not missing and self.total:
+            return
+        with self.services.db.session() as session:
+            conn = session.connection()
+            if not self.total:
+                self.total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar() or 1
+            exact = [term for term, prefix in missing if not prefix]
+            if exact:
+                marks = ",".join("?" * len(exact))
+                found = dict(
+                    conn.exec_driver_sql(
+                        f"SELECT term, doc FROM captures_vocab WHERE term IN ({marks})",
+                        tuple(exact),
+                    ).all()
+                )
+                self.documents.update({(t, False): int(found.get(t, 0)) for t in exact})
+            for term, prefix in missing:
+                if prefix:  # every word starting so: a range of the vocabulary
+                    upper = term[:-1] + chr(ord(term[-1]) + 1)
+                    count = conn.exec_driver_sql(
+                        "SELECT sum(doc) FROM captures_vocab WHERE term >= ? AND term < ?",
+                        (term, upper),
+                    ).scalar()
+                    self.documents[(term, True)] = int(count or 0)
+
+    def scores(self, query: str, texts: dict[int, str]) -> dict[int, float]:
+        """BM25 (negative, as SQLite gives it) of these texts for the query's words."""
+        wanted = query_terms(query)
+        if not wanted or not texts:
+            return {}
+        self._lookup(wanted)
+        return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
+
+    def rarest(self, text: str, keep: int) -> str | None:
+        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
+        searching every word of a message matches most of the archive."""
+        wanted = query_terms(text)
+        if not wanted:
+            return None
+        self._lookup(wanted)
+        rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
+        parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
+        return " OR ".join(parts) if parts else None
+
+    def shared(self, anchor: TurnHit, turns: list[TurnHit]) -> dict[int, float]:
+        """How much of the anchor's distinctive wording each turn shares: its BM25 for the
+        anchor's words over the anchor's own (1 = as strong a match as the anchor itself). BM25
+        weighs a rare name above a word everyone uses; the ratio does not depend on the size of
+        the archive."""
+        texts = {t.rowid: t.text for t in turns}
+        texts[anchor.rowid] = anchor.text
+        raw = self.scores(anchor.text, texts)
+        own = raw.pop(anchor.rowid, None)
+        if not own:
+            return {}
+        return {rowid: min(1.0, score / own) for rowid, score in raw.items()}
