@@ -33,6 +33,7 @@ from bot.handlers import (
 )
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from core import app as elora
 from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,9 @@ async def _post_init(app: Application) -> None:
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
     # Load the slow parts now rather than on the first message (off the event loop).
-    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(services.warm_up))
+    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(elora.warm_up, services))
     if app.bot_data.get("scheduler_enabled", True):
-        from core.jobs.scheduler import start_scheduler
-
-        app.bot_data["scheduler"] = start_scheduler(services)
+        app.bot_data["scheduler"] = elora.start_scheduler(services)
 
 
 async def _post_shutdown(app: Application) -> None:
@@ -95,7 +94,7 @@ async def _post_shutdown(app: Application) -> None:
     if warm_up is not None:
         await asyncio.gather(warm_up, return_exceptions=True)
     # The last replies' chunks are embedded before the process goes (or stay pending).
-    await run_blocking(services.archive.indexer.wait_idle, SHUTDOWN_INDEXING)
+    await run_blocking(elora.finish_indexing, services, SHUTDOWN_INDEXING)
     services.close()
 
 

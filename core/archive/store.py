@@ -7,18 +7,24 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
-from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sqlmodel import col, func, select
 
 from core.archive import turns
-from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
+from core.archive.captures import Captures
+from core.archive.chunking import ChunkPlan, ChunkSizes, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
-from core.storage.db import db_time
+from core.storage.db import db_time, from_db_time
+from core.storage.models import Capture, Chunk
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
 
@@ -41,12 +47,27 @@ def _dumps(value) -> str:
 class Archive:
     """Captures, chunks and their vectors; the first thing every request touches."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.settings = services.settings
-        self.db = services.db
-        self.spool = services.spool
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        spool: Spool,
+        vectorspace: VectorSpace,
+        sizes: ChunkSizes,
+        *,
+        spooled: Callable[[], None] = lambda: None,
+        store_traces: Callable[[list[dict[str, Any]]], int] | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.spool = spool
+        self.vectorspace = vectorspace
+        self.sizes = sizes
+        self.spooled = spooled  # tells the replayer that something waits in the spool
+        self.store_traces = store_traces  # the spool holds traces too: their owner stores them
         self._indexing = threading.Lock()
+        # Reads and flag updates beyond the write path: consent, speakers, learning progress.
+        self.captures = Captures(self.db)
 
     @cached_property
     def indexer(self):
@@ -69,7 +90,7 @@ class Archive:
             # Info, not warning: the surface tells the user once (a note), the replay logs
             # what it stored, and a CLI's stderr stays one line.
             log.info("database unavailable, capture %s spooled: %s", item.id, exc)
-            self.services.replayer.spooled()
+            self.spooled()
             return CaptureResult(item.id, "spooled")
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
@@ -83,7 +104,7 @@ class Archive:
 
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
-        now = db_time(self.services.clock.now())
+        now = db_time(self.clock.now())
 
         def write(session) -> tuple[int, list[str]]:
             # The DBAPI cursor directly: SQLAlchemy's per-statement overhead was most of an
@@ -112,20 +133,20 @@ class Archive:
         return fresh, rowids
 
     def _plan(self, fresh: list[CaptureIn], windows: bool) -> list[ChunkPlan]:
-        s = self.settings
+        s = self.sizes
         if windows:
             return plan_chunks(
                 fresh,
                 window_messages=s.window_messages,
                 window_chars=s.window_chars,
-                window_gap=timedelta(minutes=s.window_gap_minutes),
+                window_gap=s.window_gap,
                 chunk_chars=s.chunk_chars,
-                overlap=s.chunk_overlap_chars,
+                overlap=s.overlap,
             )
         plans: list[ChunkPlan] = []
         for c in fresh:
             if c.text.strip():
-                plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
+                plans.extend(single_chunks(c, s.chunk_chars, s.overlap))
         return plans
 
     def _insert_chunks(self, cur: sqlite3.Cursor, plans: list[ChunkPlan], rowids) -> list[str]:
@@ -187,7 +208,7 @@ class Archive:
                 embedded = self._embed(rows)
                 vectors = embedded.chunks
                 ids = [r[0] for r in rows if r[0] in vectors]
-                self.services.vectorspace.upsert_vectors(
+                self.vectorspace.upsert_vectors(
                     "archive",
                     ids,
                     [vectors[i] for i in ids],
@@ -198,7 +219,7 @@ class Archive:
                     ],
                 )
                 if embedded.turn_ids:
-                    self.services.vectorspace.upsert_vectors(
+                    self.vectorspace.upsert_vectors(
                         "turns", embedded.turn_ids, embedded.turn_vectors, embedded.turn_meta
                     )
             except EloraError as exc:
@@ -224,9 +245,10 @@ class Archive:
         """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
         with self.db.session(write=True) as session:  # missing keys are created
             conn = session.connection()
-            gap = timedelta(minutes=self.settings.window_gap_minutes)
-            embed = turns.plan(conn, [(r[0], r[7], r[4], r[1]) for r in rows], gap)
-        vectors = self.services.vectorspace.embed_passages(embed.texts) if embed.texts else []
+            embed = turns.plan(
+                conn, [(r[0], r[7], r[4], r[1]) for r in rows], self.sizes.window_gap
+            )
+        vectors = self.vectorspace.embed_passages(embed.texts) if embed.texts else []
         return turns.finish(embed, vectors)
 
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
@@ -259,6 +281,24 @@ class Archive:
             )
         return [r[0] for r in rows]
 
+    def sources(self, capture_ids: list[str]) -> list[dict[str, Any]]:
+        """Provenance of captures, oldest first: surface, chat, message id, date, speaker."""
+        if not capture_ids:
+            return []
+        stmt = (
+            select(Capture.id, Capture.surface, Capture.chat_id, Capture.message_id,
+                   Capture.sent_at, Capture.sender, Capture.role)
+            .where(col(Capture.id).in_(list(dict.fromkeys(capture_ids))))
+            .order_by(Capture.sent_at)
+        )  # fmt: skip
+        with self.db.session() as session:
+            rows = session.exec(stmt).all()
+        return [
+            {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
+             "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}
+            for r in rows
+        ]  # fmt: skip
+
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
         with self.db.session() as session:
@@ -272,12 +312,18 @@ class Archive:
                 ),
             }
 
+    def indexed_count(self) -> int:
+        """Chunks whose vector is stored."""
+        stmt = select(func.count()).select_from(Chunk).where(Chunk.vector_state == "indexed")
+        with self.db.session() as session:
+            return session.exec(stmt).one()
+
     # -- maintenance -----------------------------------------------------------------------
 
     def replay_spool(self) -> dict[str, int]:
         """Store every spooled capture and trace (idempotently), then index what is pending."""
         report = self.spool.replay(
-            lambda batch: self.store_batch(batch, windows=False), self.services.traces.store_spooled
+            lambda batch: self.store_batch(batch, windows=False), self.store_traces
         )
         indexed = self.index_pending()
         return {
@@ -289,9 +335,14 @@ class Archive:
             "indexed": indexed,
         }
 
+    def turn_vector_count(self) -> int:
+        """Messages whose turn key holds a vector (the `turns` collection's share)."""
+        with self.db.session() as session:
+            return turns.vector_count(session.connection())
+
     def mark_all_pending(self) -> int:
         """Flag every chunk for re-embedding (after a model change); return how many."""
         with self.db.session() as session:
             conn = session.connection()
-            conn.exec_driver_sql("UPDATE turn_keys SET vector = NULL")  # the turns' too
+            turns.drop_vectors(conn)  # the turns' too
             return conn.exec_driver_sql("UPDATE chunks SET vector_state = 'pending'").rowcount

@@ -259,3 +259,27 @@ def _key_text(conn, ctx: int | None, sender, role, text: str, before=None) -> st
     said = before[2]
     said = said if len(said) <= CONTEXT_CHARS else "…" + said[-CONTEXT_CHARS:]
     return f"{_label(before[0], before[1], said)}\n{turn}"
+
+
+# -- a forget's scan and clean-up, inside its one write transaction (core.memory.erase) ----
+
+
+def drop_vectors(conn: Connection) -> None:
+    """Every turn key to be embedded again (after a model change)."""
+    conn.exec_driver_sql("UPDATE turn_keys SET vector = NULL")
+
+
+def vector_count(conn: Connection) -> int:
+    """Turn keys holding a vector (what the `turns` collection should hold)."""
+    return conn.exec_driver_sql("SELECT count(*) FROM turn_keys WHERE vector IS NOT NULL").scalar()
+
+
+def stored_facts(conn: Connection) -> dict[int, str]:
+    """{capture rowid: facts as stored} of the messages whose keys hold facts."""
+    rows = conn.exec_driver_sql("SELECT capture_rowid, facts FROM turn_keys WHERE facts != '[]'")
+    return {rowid: facts for rowid, facts in rows}
+
+
+def optimize_search(conn: Connection) -> None:
+    """Merge the turn keys' full-text segments so deleted terms leave the files (FTS5)."""
+    conn.exec_driver_sql("INSERT INTO turn_keys_fts(turn_keys_fts) VALUES ('optimize')")

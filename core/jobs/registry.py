@@ -13,10 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from core.errors import NotFound
 from core.offload import run_blocking
+from core.storage import meta
 
 log = logging.getLogger(__name__)
 
@@ -177,18 +176,13 @@ def get_job(name: str) -> Job:
 
 
 def _remember_run(services, name: str, outcome: dict) -> None:
-    with services.db.session() as session:
-        session.exec(
-            text("INSERT OR REPLACE INTO meta (key, value) VALUES (:k, :v)"),
-            params={"k": f"job:{name}", "v": json.dumps(outcome, default=str)},
-        )
+    meta.put(services.db, f"job:{name}", json.dumps(outcome, default=str))
 
 
 def last_runs(services) -> dict[str, dict]:
     """The last recorded outcome of each job."""
-    with services.db.session() as session:
-        rows = session.exec(text("SELECT key, value FROM meta WHERE key LIKE 'job:%'")).all()
-    return {key[4:]: json.loads(value) for key, value in rows}
+    runs = meta.with_prefix(services.db, "job:")
+    return {key[4:]: json.loads(value) for key, value in runs.items()}
 
 
 async def run_job(services, name: str) -> dict:

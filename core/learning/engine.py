@@ -165,7 +165,7 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        consent = await run_blocking(Consent, services)
+        consent = await run_blocking(Consent.of, services)
         operator = candidate.authority == "operator"
         # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
         # consent holds even where no caller checked it first.
@@ -219,21 +219,7 @@ class Learner:
         return proposal
 
     def _captured_at(self, capture_ids: list[str]) -> datetime | None:
-        if not capture_ids:
-            return None
-        with self.services.db.session() as session:
-            row = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT max(sent_at) FROM captures WHERE id IN "
-                    f"({','.join('?' * len(capture_ids))})",
-                    tuple(capture_ids),
-                )
-                .first()
-            )
-        if not row or row[0] is None:
-            return None
-        return datetime.fromisoformat(str(row[0]))
+        return self.services.archive.captures.latest_sent_at(capture_ids)
 
 
 def message(

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core.memory.vocabulary import MEMORY_TIERS, MemoryTier
 from core.recall.lexical import fold
 from core.recall.timeparse import TimeWindow, parse_period
 
@@ -154,7 +155,6 @@ def asks_present_state(folded: str, window: TimeWindow | None) -> bool:
 
 
 _TIER_OF = {"low": "LITE", "medium": "FLASH", "high": "PRO"}
-ALL_TIERS = ["semantic", "episodic", "procedural", "personalized", "environment"]
 
 
 def classify(text: str, now: datetime, *, has_document: bool = False) -> Classification:
@@ -221,7 +221,7 @@ def classify(text: str, now: datetime, *, has_document: bool = False) -> Classif
         complexity=complexity,
         start_tier=_TIER_OF[complexity],
         memory_need=memory_need,
-        tiers=[t for t in ALL_TIERS if t in tiers],
+        tiers=[t for t in MEMORY_TIERS if t in tiers],
         confidence=confidence,
         reasons=reasons,
         time_window=window,
@@ -239,7 +239,7 @@ class _ModelVerdict(BaseModel):
     intent: Intent
     complexity: Literal["low", "medium", "high"]
     memory_need: MemoryNeed
-    tiers: list[Literal["semantic", "episodic", "procedural", "personalized", "environment"]]
+    tiers: list[MemoryTier]
     confidence: float = Field(ge=0, le=1)
 
 
@@ -264,7 +264,7 @@ async def classify_request(
         complexity=verdict.complexity,
         start_tier=_TIER_OF[verdict.complexity],
         memory_need=verdict.memory_need,
-        tiers=[t for t in ALL_TIERS if t in verdict.tiers],
+        tiers=[t for t in MEMORY_TIERS if t in verdict.tiers],
         confidence=verdict.confidence,
         reasons=[*guess.reasons, "heuristics unsure: LITE model classified"],
         source="model",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.memory.tiers import judge, matching_predictions
+from core.memory.tier_policy import judge, matching_predictions
 from core.recall.classifier import Classification, classify
 from core.recall.events import date_event
 from core.recall.evidence import ArchiveEvidence
@@ -315,7 +315,7 @@ class PackBuilder:
         links, related = self._links(manifest)
         for entry in sorted(manifest, key=essential, reverse=True):
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
-        # Predictions about what this task touches (core.memory.tiers) come with it.
+        # Predictions about what this task touches (core.memory.tier_policy) come with it.
         found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
         links, related = self._links(found)
         for entry, verdict in matching_predictions(found, self.terms):

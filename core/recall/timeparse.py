@@ -6,7 +6,6 @@ with the event phrase so the caller can date the event from memory.
 
 from __future__ import annotations
 
-import calendar
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -181,8 +180,3 @@ def anchored(window: TimeWindow, event_time: datetime) -> TimeWindow:
     if window.relation == "before":
         return TimeWindow(window.label, None, event_time, window.anchor, window.relation)
     return TimeWindow(window.label, event_time, None, window.anchor, window.relation)
-
-
-def month_days(year: int, month: int) -> int:
-    """Days in a month (kept for callers building calendars)."""
-    return calendar.monthrange(year, month)[1]

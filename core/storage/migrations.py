@@ -5,8 +5,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 from sqlalchemy import Connection, text
+
+if TYPE_CHECKING:
+    from core.storage.db import Database
 
 Migration = Callable[[Connection], None]
 MIGRATIONS: list[tuple[int, str, Migration]] = []
@@ -516,3 +521,10 @@ def migrate(conn: Connection) -> list[int]:
             )
         applied.append(version)
     return applied
+
+
+def schema_version(db: Database) -> int | None:
+    """The newest migration applied to a database."""
+    stmt = sa.select(sa.func.max(sa.column("version"))).select_from(sa.table("schema_migrations"))
+    with db.session() as session:
+        return session.connection().execute(stmt).scalar_one()

@@ -1,4 +1,4 @@
-"""Data, never instructions (SPEC §10): every string from outside reaches a prompt through the one
+"""Data, never instructions (the README's security rule): every string from outside reaches a prompt through the one
 quoting helper, so no hostile value can start a line of its own (a heading, a role marker, a
 list item) or close its quoting early."""
 

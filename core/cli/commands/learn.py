@@ -16,10 +16,10 @@ def run(args) -> int:
     import asyncio
     from datetime import datetime
 
+    from core import app
     from core.cli.context import print_json, services
     from core.cli.progress import progress_bar
     from core.errors import InvalidInput
-    from core.learning.backfill import count_pending, learn_archive
 
     try:
         since = datetime.fromisoformat(args.since) if args.since else None
@@ -27,13 +27,11 @@ def run(args) -> int:
         raise InvalidInput(f"--since: expected YYYY-MM-DD, got {args.since!r}") from None
     svc = services()
     try:
-        total = count_pending(svc, args.chat_id, since)
+        total = app.count_unlearned(svc, args.chat_id, since)
         with progress_bar("learning", total, unit="msgs") as advance:
-            outcome = asyncio.run(learn_archive(svc, args.chat_id, since, on_progress=advance))
+            outcome = asyncio.run(app.learn(svc, args.chat_id, since, on_progress=advance))
         if outcome["extractor"] == "model":  # the same model indexes facts of the archive
-            from core.archive.fact_keys import extract_fact_keys
-
-            outcome["fact_keys"] = asyncio.run(extract_fact_keys(svc, svc.llm))
+            outcome["fact_keys"] = asyncio.run(app.index_facts(svc))
     finally:
         svc.close()
     if args.json:
