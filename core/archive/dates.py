@@ -162,15 +162,11 @@ def resolve_dates(text: str, sent_at: datetime) -> list[DateMention]:
         taken.append(span)
         found.append(DateMention(text_slice(text, m), start, end, granularity))
 
-    for m in re.finditer(rf"\b(last|past|this past|previous) (weekend|{_WD})\b", q):
-        if m.group(2) == "weekend":
-            sat = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
-            add(m, sat, sat + timedelta(days=2), "span")
-        else:
-            back = (today.weekday() - WEEKDAYS[m.group(2)]) % 7 or 7
-            day = today - timedelta(days=back)
-            add(m, day, day + timedelta(days=1), _DAY)
-    for m in re.finditer(rf"\b(le |ce )?(week-?end|{_WD}) (dernier|passe)\b", q):
+    past = (  # "last Friday", "vendredi dernier", "le week-end passé": the unit is group 2
+        rf"\b(last|past|this past|previous) (weekend|{_WD})\b",
+        rf"\b(le |ce )?(week-?end|{_WD}) (dernier|passe)\b",
+    )
+    for m in (m for pattern in past for m in re.finditer(pattern, q)):
         if m.group(2).startswith("week"):
             sat = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
             add(m, sat, sat + timedelta(days=2), "span")

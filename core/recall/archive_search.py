@@ -200,15 +200,22 @@ def _starts_inside(window: TimeWindow, first_at: int | None) -> bool:
     return window.end is None or first_at < _epoch(window.end)
 
 
-def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple[str, list]:
-    """The chunks the vector filter selects: first_at in [start, end), in the chats if given."""
-    sql, params = "FROM chunks WHERE 1 = 1", []
+def window_bounds(window: TimeWindow | None, after: str, before: str) -> tuple[str, list[Any]]:
+    """SQL conditions keeping rows in the window: `after >= start` and `before < end`."""
+    sql, params = "", []
     if window is not None and window.start is not None:
-        sql += " AND first_at >= ?"
+        sql += f" AND {after} >= ?"
         params.append(db_time(window.start))
     if window is not None and window.end is not None:
-        sql += " AND first_at < ?"
+        sql += f" AND {before} < ?"
         params.append(db_time(window.end))
+    return sql, params
+
+
+def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple[str, list]:
+    """The chunks the vector filter selects: first_at in [start, end), in the chats if given."""
+    bounds, params = window_bounds(window, "first_at", "first_at")
+    sql = "FROM chunks WHERE 1 = 1" + bounds
     if chats is not None:
         sql += f" AND chat_id IN ({','.join('?' * len(chats))})"
         params.extend(chats)
@@ -260,13 +267,9 @@ def _lexical(services, query, limit, window, chats) -> dict[str, float]:
         "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts "
         "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
     )
-    params: list[Any] = [match]
-    if window is not None and window.start is not None:
-        sql += " AND c.last_at >= ?"
-        params.append(db_time(window.start))
-    if window is not None and window.end is not None:
-        sql += " AND c.first_at < ?"
-        params.append(db_time(window.end))
+    bounds, params = window_bounds(window, "c.last_at", "c.first_at")
+    sql += bounds
+    params.insert(0, match)
     if chats is not None:
         sql += f" AND c.chat_id IN ({','.join('?' * len(chats))})"
         params.extend(chats)

@@ -22,7 +22,13 @@ import numpy as np
 
 from core.archive.turns import TURN_CHARS, blob_vector
 from core.errors import EloraError
-from core.recall.archive_search import LEXICAL_WEIGHT, VECTOR_WEIGHT, ArchiveHit, search_archive
+from core.recall.archive_search import (
+    LEXICAL_WEIGHT,
+    VECTOR_WEIGHT,
+    ArchiveHit,
+    search_archive,
+    window_bounds,
+)
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
@@ -376,13 +382,9 @@ def _lexical(
         "JOIN captures c ON c.rowid = captures_fts.rowid WHERE captures_fts MATCH ?"
         f" AND length(c.text) <= {TURN_CHARS}"
     )
-    params: list[Any] = [match]
-    if window is not None and window.start is not None:
-        sql += " AND c.sent_at >= ?"
-        params.append(db_time(window.start))
-    if window is not None and window.end is not None:
-        sql += " AND c.sent_at < ?"
-        params.append(db_time(window.end))
+    bounds, params = window_bounds(window, "c.sent_at", "c.sent_at")
+    sql += bounds
+    params.insert(0, match)
     scope, extra = _scope_sql("c", chats)
     sql += scope + " ORDER BY rank LIMIT ?"
     params += [*extra, limit]
