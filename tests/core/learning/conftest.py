@@ -19,14 +19,6 @@ def clock():
 
 
 @pytest.fixture
-def services(settings, embedder, clock):
-    """Real services with no model configured (the heuristic extractor runs)."""
-    svc = Services(settings, embedder=embedder, clock=clock)
-    yield svc
-    svc.close()
-
-
-@pytest.fixture
 def lite(llm_server, home, monkeypatch):
     """The shared fake server (tests/conftest.py), empty, configured as the only (LITE) model;
     no extractor is set, so extraction runs through it."""
