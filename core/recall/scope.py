@@ -30,6 +30,34 @@ def visible_chats(services: Services, user_id: str | None) -> list[str] | None:
     return sorted(r[0] for r in rows)
 
 
+def search_scope(services: Services, chats: list[str] | None) -> list[str] | None:
+    """The chats an archive search must be limited to: None when `chats` already holds every
+    chat of the archive (a guest in every chat), since filtering by chat then keeps everything
+    and costs the vector store CPU in proportion to the archive. A chat that appears after
+    this look is not in `chats`: callers drop what such a search finds outside them."""
+    if chats is None:
+        return None
+    # Distinct chats by skipping through the (chat_id, sent_at) index, one step per chat.
+    rows = _distinct_chats(services, len(chats) + 1)
+    return None if set(rows) <= set(chats) else chats
+
+
+def _distinct_chats(services: Services, limit: int) -> list[str]:
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                "WITH RECURSIVE seen(chat) AS (SELECT min(chat_id) FROM captures UNION ALL "
+                "SELECT (SELECT min(chat_id) FROM captures WHERE chat_id > seen.chat) FROM seen "
+                "WHERE seen.chat IS NOT NULL) SELECT chat FROM seen WHERE chat IS NOT NULL "
+                "LIMIT ?",
+                (limit,),
+            )
+            .all()
+        )
+    return [r[0] for r in rows]
+
+
 def may_recall(services: Services, user_id: str | None, chat_id: str) -> bool:
     """Whether `user_id` may recall the archive of one chat."""
     chats = visible_chats(services, user_id)
