@@ -381,6 +381,9 @@ def main(argv: list[str] | None = None) -> None:
                     services, args.messages, args.fast_vectors, NOW.replace(hour=0)
                 )
             counts = services.archive.counts()
+            with services.db.session() as session:
+                stored = session.connection().exec_driver_sql("SELECT count(*) FROM memory_entries")
+                args.entries = stored.scalar_one()
             print(
                 f"archive: {counts['captures']} messages, {counts['chunks']} chunks, "
                 f"{args.entries} entries (built in {seconds:.0f} s)"
