@@ -3,6 +3,8 @@
     python -m tests.bench.bench_pipeline                     # 100k archived messages, real vectors
     python -m tests.bench.bench_pipeline --fast-vectors      # random stored vectors (much faster)
     python -m tests.bench.bench_pipeline --messages 10000 --rounds 3 --profile
+    python -m tests.bench.bench_pipeline --operator          # the sender recalls every chat
+    python -m tests.bench.bench_pipeline --home /tmp/h       # build once, reuse on later runs
 
 The models are a local OpenAI-compatible fake server that answers instantly, reached through
 LiteLLM over real HTTP, so "model time" is LiteLLM plus a loopback round trip. Every message goes
@@ -10,6 +12,12 @@ through the real pipeline: capture (with its embedding), classification, evidenc
 archive and the memory entries, gate, window, routing with tools, reply capture, learning and
 trace. Overhead = handle() wall time − time inside `LLMClient.complete` (answer, classifier,
 extraction and distillation calls alike). Target: p95 overhead <= 200 ms at 100k messages.
+
+The sender is user 1001 with no allowlist configured, so recall treats them as a guest who took
+part in every chat (scoped searches, the same evidence); --operator makes them the operator.
+Per stage, "pack" is split as bench_pack splits it; each message's CPU time (all threads) and
+SQL statement count are less sensitive than wall time to a busy machine. --profile runs the
+blocking work on the event loop's thread so that cProfile sees it.
 
 With --fast-vectors the stored chunk and entry vectors are random unit vectors instead of e5
 passage embeddings, which changes what is found but not how much work a query does; the query
