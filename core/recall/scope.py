@@ -37,25 +37,19 @@ def search_scope(services: Services, chats: list[str] | None) -> list[str] | Non
     this look is not in `chats`: callers drop what such a search finds outside them."""
     if chats is None:
         return None
-    # Distinct chats by skipping through the (chat_id, sent_at) index, one step per chat.
-    rows = _distinct_chats(services, len(chats) + 1)
-    return None if set(rows) <= set(chats) else chats
-
-
-def _distinct_chats(services: Services, limit: int) -> list[str]:
+    allowed = set(chats)
+    # The archive's chats in order, one index seek each (chat_id leads ix_captures_chat_sent),
+    # until one the user is not in: at most len(chats) + 1 seeks, however large the archive.
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "WITH RECURSIVE seen(chat) AS (SELECT min(chat_id) FROM captures UNION ALL "
-                "SELECT (SELECT min(chat_id) FROM captures WHERE chat_id > seen.chat) FROM seen "
-                "WHERE seen.chat IS NOT NULL) SELECT chat FROM seen WHERE chat IS NOT NULL "
-                "LIMIT ?",
-                (limit,),
-            )
-            .all()
-        )
-    return [r[0] for r in rows]
+        conn = session.connection()
+        chat = conn.exec_driver_sql("SELECT min(chat_id) FROM captures").scalar()
+        while chat is not None:
+            if chat not in allowed:
+                return chats
+            chat = conn.exec_driver_sql(
+                "SELECT min(chat_id) FROM captures WHERE chat_id > ?", (chat,)
+            ).scalar()
+    return None
 
 
 def may_recall(services: Services, user_id: str | None, chat_id: str) -> bool:
