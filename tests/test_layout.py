@@ -113,7 +113,8 @@ OWNERS: dict[str, set[str]] = {
         "turn_keys",
         "turn_keys_fts",
     },
-    "core/recall/vocabulary.py": {"captures", "captures_vocab"},
+    # captures_fts_data: FTS5's own table, read for the index's stamp (shared word counts).
+    "core/recall/vocabulary.py": {"captures", "captures_vocab", "captures_fts_data"},
     "core/recall/archive_search.py": {"captures", "chunks", "chunk_captures", "chunks_fts"},
     "core/recall/items.py": {"captures", "chunks", "chunk_captures"},
     "core/recall/pack.py": {"memory_entries"},

@@ -106,16 +106,41 @@ class EntrySearch:
         Chroma's metadata pre-filter costs far more than the search itself on a large
         collection (about 30 ms of CPU against 3 ms at 10k entries), and the usual filter
         (status active) keeps nearly everything. So search unfiltered with headroom and filter
-        the hits' metadata here: when at least `fetch` of them pass, they are exactly the
-        `fetch` nearest passing entries. Only when too few pass is Chroma asked to filter.
+        the hits here (their fields read from the entries): when at least `fetch` of them pass,
+        they are exactly the `fetch` nearest passing entries. Only when too few pass is Chroma
+        asked to filter.
         """
         probe = max(fetch * PROBE_FACTOR, PROBE_MIN)
-        hits = self.vectorspace.index.query("memory", qvec.tolist(), probe)
-        kept = [h for h in hits if self._passes(h.metadata, scopes, statuses, tiers)]
+        index = self.vectorspace.index
+        # Ids and distances only (Chroma's metadata costs several times the search): the
+        # fields the filter reads come from the entries themselves.
+        hits = index.query("memory", qvec.tolist(), probe, metadata=False)
+        fields = self._filter_fields([h.id for h in hits])
+        kept = [
+            h
+            for h in hits
+            if h.id in fields and self._passes(fields[h.id], scopes, statuses, tiers)
+        ]
         if len(kept) < fetch and len(hits) == probe:
             where = self._where(scopes, statuses, tiers)
-            kept = self.vectorspace.index.query("memory", qvec.tolist(), fetch, where)
+            kept = index.query("memory", qvec.tolist(), fetch, where, metadata=False)
         return {h.id: h.similarity for h in kept[:fetch]}
+
+    def _filter_fields(self, uuids: list[str]) -> dict[str, dict[str, Any]]:
+        """Status, scope and tier of these entries, by uuid (what `_passes` reads)."""
+        if not uuids:
+            return {}
+        marks = ",".join("?" * len(uuids))
+        with self.db.session() as session:
+            rows = (
+                session.connection()
+                .exec_driver_sql(
+                    f"SELECT uuid, status, scope, tier FROM memory_entries WHERE uuid IN ({marks})",
+                    tuple(uuids),
+                )
+                .all()
+            )
+        return {r[0]: {"status": r[1], "scope": r[2], "tier": r[3]} for r in rows}
 
     @staticmethod
     def _passes(meta: dict[str, Any], scopes, statuses, tiers) -> bool:

@@ -10,6 +10,7 @@ import numpy as np
 
 from core.recall.archive_search import attach_neighbours
 from core.recall.items import archive_item, evidence_item
+from core.recall.scope import search_scope
 from core.recall.selection import Evidence, attach_context, choose, group
 from core.recall.timeparse import TimeWindow
 from core.recall.turn_search import Found, search_turns
@@ -36,7 +37,8 @@ class ArchiveEvidence:
         self.services = services
         self.question = question
         self.query_vector = query_vector
-        self.chats = chats
+        self.allowed = set(chats) if chats is not None else None
+        self.chats = search_scope(services, chats)  # None: every chat is the user's
         self.present_state = present_state
         self.exclude = exclude  # capture ids: the request's own message is no evidence
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
@@ -64,6 +66,13 @@ class ArchiveEvidence:
                 self.services, self.question, self.query_vector, found.turns, self.chats,
                 self.vocabulary,
             )  # fmt: skip
+        if self.allowed is not None and self.chats is None:  # a chat newer than the scope
+            found.turns = [t for t in found.turns if t.chat_id in self.allowed]
+            found.parts = [h for h in found.parts if h.chat_id in self.allowed]
+            self.history = {
+                rowid: [t for t in older if t.chat_id in self.allowed]
+                for rowid, older in self.history.items()
+            }
         self.found = found
 
     def _turns(self, window: TimeWindow | None) -> Found:

@@ -194,9 +194,19 @@ STOPWORDS = set(
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+# The combining marks Latin accents decompose into: removed by one regex; a character-by-
+# character loop (all of unicodedata.combining's) only runs for what remains non-ASCII.
+_LATIN_MARKS = re.compile("[\u0300-\u036f]")
+
+
 def fold(text: str) -> str:
     """Lowercase without accents, as FTS5's unicode61 tokenizer with remove_diacritics sees it."""
-    text = unicodedata.normalize("NFKD", text.lower())
+    text = text.lower()
+    if text.isascii():
+        return text
+    text = _LATIN_MARKS.sub("", unicodedata.normalize("NFKD", text))
+    if text.isascii():
+        return text
     return "".join(c for c in text if not unicodedata.combining(c))
 
 

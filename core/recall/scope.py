@@ -30,6 +30,28 @@ def visible_chats(services: Services, user_id: str | None) -> list[str] | None:
     return sorted(r[0] for r in rows)
 
 
+def search_scope(services: Services, chats: list[str] | None) -> list[str] | None:
+    """The chats an archive search must be limited to: None when `chats` already holds every
+    chat of the archive (a guest in every chat), since filtering by chat then keeps everything
+    and costs the vector store CPU in proportion to the archive. A chat that appears after
+    this look is not in `chats`: callers drop what such a search finds outside them."""
+    if chats is None:
+        return None
+    allowed = set(chats)
+    # The archive's chats in order, one index seek each (chat_id leads ix_captures_chat_sent),
+    # until one the user is not in: at most len(chats) + 1 seeks, however large the archive.
+    with services.db.session() as session:
+        conn = session.connection()
+        chat = conn.exec_driver_sql("SELECT min(chat_id) FROM captures").scalar()
+        while chat is not None:
+            if chat not in allowed:
+                return chats
+            chat = conn.exec_driver_sql(
+                "SELECT min(chat_id) FROM captures WHERE chat_id > ?", (chat,)
+            ).scalar()
+    return None
+
+
 def may_recall(services: Services, user_id: str | None, chat_id: str) -> bool:
     """Whether `user_id` may recall the archive of one chat."""
     chats = visible_chats(services, user_id)

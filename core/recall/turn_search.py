@@ -268,8 +268,14 @@ def nearest_turns(
     try:
         filtered = low is not None or high is not None or allowed is not None
         probe = fetch * PROBE_FACTOR if filtered else fetch  # headroom only for what is dropped
-        hits = services.vectors.query("turns", vector.tolist(), probe)
-        kept = [h for h in hits if passes(h.metadata)]
+        # Ids and distances only: Chroma's metadata costs more than the search; what the
+        # filter needs is read from the captures.
+        hits = services.vectors.query("turns", vector.tolist(), probe, metadata=False)
+        if filtered:
+            meta = _turn_meta(services, [h.id for h in hits])
+            kept = [h for h in hits if h.id in meta and passes(meta[h.id])]
+        else:
+            kept = hits
         if allowed is not None and len(kept) < fetch and len(hits) == probe:
             clauses: list[dict] = []
             if low is not None:
@@ -279,7 +285,7 @@ def nearest_turns(
             if allowed is not None:
                 clauses.append({"chat_id": {"$in": sorted(allowed)}})
             where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
-            kept = services.vectors.query("turns", vector.tolist(), fetch, where)
+            kept = services.vectors.query("turns", vector.tolist(), fetch, where, metadata=False)
     except EloraError as exc:
         log.warning("turn vector search failed, windows and words only: %s", exc)
         return {}
@@ -288,6 +294,23 @@ def nearest_turns(
 
 def _epoch(moment: datetime) -> int:
     return int((moment - datetime(1970, 1, 1)).total_seconds())
+
+
+def _turn_meta(services: Services, capture_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """What a turn's vector metadata says (chat, epoch sent), read from the captures."""
+    if not capture_ids:
+        return {}
+    marks = ",".join("?" * len(capture_ids))
+    with services.db.session() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql(
+                f"SELECT id, chat_id, sent_at FROM captures WHERE id IN ({marks})",
+                tuple(capture_ids),
+            )
+            .all()
+        )
+    return {r[0]: {"chat_id": r[1], "sent_at": _epoch(from_db_time(r[2]))} for r in rows}
 
 
 def rowids_of(conn, capture_ids: list[str]) -> dict[str, int]:

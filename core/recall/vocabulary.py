@@ -8,7 +8,8 @@ proportion to the archive. The few candidates a question has are scored here ins
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from core.recall.lexical import bm25, query_terms, terms
 
@@ -19,8 +20,16 @@ if TYPE_CHECKING:
 Term = tuple[str, bool]  # (term, is a prefix)
 
 
+# Counts already read, shared by the recalls of a process while the full-text index is
+# unchanged: {database: (index stamp, counts)}. A common word's count costs a walk through
+# every message holding it (about 2 ms at 100k messages).
+SHARED_MAX = 50_000  # counts kept at most (a few MB), then read afresh
+_SHARED: weakref.WeakKeyDictionary[Any, tuple[bytes, dict[Term, int]]] = weakref.WeakKeyDictionary()
+
+
 class Vocabulary:
-    """Document frequencies of the words one recall meets (cached for its duration)."""
+    """Document frequencies of the words one recall meets (cached for its duration, and
+    between recalls while no message was added, changed or removed)."""
 
     def __init__(self, services: Services):
         self.services = services
@@ -35,7 +44,9 @@ class Vocabulary:
         with self.services.db.session() as session:
             conn = session.connection()
             if not self.total:
+                self._share(conn)
                 self.total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar() or 1
+                missing = [q for q in wanted if q not in self.documents]
             exact = [term for term, prefix in missing if not prefix]
             if exact:
                 marks = ",".join("?" * len(exact))
@@ -54,6 +65,22 @@ class Vocabulary:
                         (term, upper),
                     ).scalar()
                     self.documents[(term, True)] = int(count or 0)
+
+    def _share(self, conn) -> None:
+        """Use the counts other recalls read from this same state of the index. FTS5 rewrites
+        its structure record (id 10 of captures_fts_data) on every change to the index: the
+        record is the stamp of the state the counts were read from."""
+        db = self.services.db
+        if conn.dialect.name != "sqlite":
+            return
+        stamp = conn.exec_driver_sql("SELECT block FROM captures_fts_data WHERE id = 10").scalar()
+        if stamp is None:
+            return
+        shared = _SHARED.get(db)
+        if shared is None or shared[0] != stamp or len(shared[1]) > SHARED_MAX:
+            shared = (bytes(stamp), {})
+            _SHARED[db] = shared
+        self.documents = shared[1]
 
     def scores(self, query: str, texts: dict[int, str]) -> dict[int, float]:
         """BM25 (negative, as SQLite gives it) of these texts for the query's words."""

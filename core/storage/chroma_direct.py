@@ -59,22 +59,24 @@ class DirectChroma:
 
     # -- the everyday calls ----------------------------------------------------------------
 
-    def query(self, collection, vector, limit, where=None) -> list[VectorHit]:
-        """The `limit` nearest vectors, optionally filtered by metadata."""
+    def query(self, collection, vector, limit, where=None, metadata=True) -> list[VectorHit]:
+        """The `limit` nearest vectors, optionally filtered by metadata (see ChromaIndex.query)."""
         engine, collection_id = self._target(collection)
         if engine is None:
-            return self._client().query(collection, vector, limit, where)
+            return self._client().query(collection, vector, limit, where, metadata)
         if collection_id is None or limit <= 0:
             return []
+        include = ["metadatas", "distances"] if metadata else ["distances"]
         with self._guard(collection, "query"):
             result = engine.query(
                 collection_id, None, [list(map(float, vector))], limit,
-                json.dumps(where) if where else None, None, ["metadatas", "distances"],
-                TENANT, DATABASE,
+                json.dumps(where) if where else None, None, include, TENANT, DATABASE,
             )  # fmt: skip
+        ids = result.ids[0]
+        metas = result.metadatas[0] if metadata else [None] * len(ids)
         return [
             VectorHit(id=i, similarity=1.0 - float(d), metadata=dict(m or {}))
-            for i, d, m in zip(result.ids[0], result.distances[0], result.metadatas[0], strict=True)
+            for i, d, m in zip(ids, result.distances[0], metas, strict=True)
         ]
 
     def get_vectors(self, collection, ids) -> dict[str, list[float]]:

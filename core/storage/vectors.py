@@ -43,7 +43,12 @@ class VectorIndex(Protocol):
     ) -> None: ...
 
     def query(
-        self, collection: str, vector: Sequence[float], limit: int, where: dict | None = None
+        self,
+        collection: str,
+        vector: Sequence[float],
+        limit: int,
+        where: dict | None = None,
+        metadata: bool = True,
     ) -> list[VectorHit]: ...
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
@@ -161,8 +166,9 @@ class ChromaIndex:
                 metadatas=list(metadatas),
             )
 
-    def query(self, collection, vector, limit, where=None) -> list[VectorHit]:
-        """The `limit` nearest vectors, optionally filtered by metadata."""
+    def query(self, collection, vector, limit, where=None, metadata=True) -> list[VectorHit]:
+        """The `limit` nearest vectors, optionally filtered by metadata; `metadata=False` leaves
+        the hits' metadata empty (reading it costs several times the search itself)."""
         col = self.collection(collection)
         if limit <= 0:
             return []
@@ -171,11 +177,11 @@ class ChromaIndex:
                 query_embeddings=[list(map(float, vector))],
                 n_results=limit,
                 where=where or None,
-                include=["metadatas", "distances"],
+                include=["metadatas", "distances"] if metadata else ["distances"],
             )
         ids = result["ids"][0]
         distances = result["distances"][0]
-        metas = result["metadatas"][0]
+        metas = result["metadatas"][0] if metadata else [None] * len(ids)
         return [
             VectorHit(id=i, similarity=1.0 - float(d), metadata=dict(m or {}))
             for i, d, m in zip(ids, distances, metas, strict=True)

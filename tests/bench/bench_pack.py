@@ -27,6 +27,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
 import core.recall.evidence as evidence_module
 import core.recall.pack as pack_module
@@ -269,6 +270,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fast-vectors", action="store_true", help="resampled stored vectors")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest config")
     parser.add_argument("--keep", action="store_true", help="keep the tmp homes")
+    parser.add_argument(
+        "--home", type=Path, help="one store: use (and keep) this home, built only if empty"
+    )
     args = parser.parse_args(argv)
     message_sizes = [int(x) for x in args.messages.split(",")]
     entry_sizes = sorted(int(x) for x in args.entries.split(","))
@@ -286,14 +290,19 @@ def main(argv: list[str] | None = None) -> None:
     entries = synthetic.random_entries(max(entry_sizes), now=NOW)
     entry_vectors = None
     summary = []
+    if args.home is not None:
+        message_sizes, entry_sizes = message_sizes[-1:], entry_sizes[-1:]
     for messages in message_sizes:
-        with synthetic.bench_home(keep=args.keep) as home:
+        with synthetic.bench_home(keep=args.keep, at=args.home) as home:
             services = synthetic.open_bench_services(home, embedder, FixedClock(NOW))
-            if entry_vectors is None:
+            built = services.archive.counts()["captures"] > 0
+            if entry_vectors is None and not built:
                 start = time.perf_counter()
                 entry_vectors = synthetic.embed_entry_texts(services, entries, args.fast_vectors)
                 print(f"embedded {len(entries)} entries in {time.perf_counter() - start:.0f} s")
-            seconds = build_archive(services, messages, args.fast_vectors, NOW.replace(hour=0))
+            seconds = 0.0
+            if not built:
+                seconds = build_archive(services, messages, args.fast_vectors, NOW.replace(hour=0))
             counts = services.archive.counts()
             print(
                 f"\narchive: {counts['captures']} messages, {counts['chunks']} chunks "
@@ -301,7 +310,8 @@ def main(argv: list[str] | None = None) -> None:
             )
             have = 0
             for size in entry_sizes:
-                synthetic.insert_entries(services, entries[have:size], entry_vectors[have:size])
+                if not built:
+                    synthetic.insert_entries(services, entries[have:size], entry_vectors[have:size])
                 have = size
                 profile = args.profile and messages == message_sizes[-1] and size == entry_sizes[-1]
                 result = run_queries(services, args.rounds, profile)

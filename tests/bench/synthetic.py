@@ -371,9 +371,12 @@ def random_entries(n: int, *, seed: int = 11, now: datetime | None = None) -> li
 
 
 @contextmanager
-def bench_home(keep: bool = False) -> Iterator[Path]:
-    """A throwaway ELORA_HOME (never ./data), exported in the environment while in use."""
-    path = Path(tempfile.mkdtemp(prefix="elora-bench-"))
+def bench_home(keep: bool = False, at: Path | None = None) -> Iterator[Path]:
+    """A throwaway ELORA_HOME (never ./data), exported in the environment while in use; `at`
+    names a directory to use (and keep) instead, e.g. a store built by an earlier run."""
+    keep = keep or at is not None
+    path = Path(at) if at is not None else Path(tempfile.mkdtemp(prefix="elora-bench-"))
+    path.mkdir(parents=True, exist_ok=True)
     previous = os.environ.get("ELORA_HOME")
     os.environ["ELORA_HOME"] = str(path)
     (path / "identity.md").write_text(IDENTITY, encoding="utf-8")

@@ -112,3 +112,48 @@ def test_an_entry_learned_from_a_chat_the_guest_cannot_recall_stays_out(shared):
 
     assert "fact.coffre" not in guest.item_ids()
     assert "fact.coffre" in operator.item_ids()
+
+
+def test_a_guest_in_every_chat_searches_unscoped_and_others_do_not(shared):
+    from core.recall.scope import search_scope
+
+    # The guest is not in the operator's chat 900: their searches stay scoped.
+    assert search_scope(shared, visible_chats(shared, GUEST)) == ["901", "903"]
+    assert search_scope(shared, None) is None
+    assert search_scope(shared, ["900", "901", "903"]) is None  # every chat there is
+    assert search_scope(shared, ["900", "901", "903", "905"]) is None
+    assert search_scope(shared, []) == []
+
+
+def test_a_chat_newer_than_an_unscoped_search_stays_out(shared):
+    """The scope is looked at once per pack: a chat created after that look (another user's
+    message arriving meanwhile) must not reach a guest through the unscoped search."""
+    from core.recall.evidence import ArchiveEvidence
+
+    question = "C'est quoi le code du garage ?"
+    chats = ["900", "901", "903"]  # a guest in every chat (as the operator's id is not theirs)
+    evidence = ArchiveEvidence(
+        shared, question, shared.embedder.embed_query(question), chats=chats,
+        present_state=True, exclude=set(),
+    )  # fmt: skip
+    assert evidence.chats is None  # searched unscoped
+    shared.archive.store_batch(
+        [
+            CaptureIn(
+                surface="telegram",
+                chat_id="907",
+                message_id="1",
+                sent_at=datetime(2024, 6, 2),
+                text="Le code du garage est 9911",
+                user_id=LEA,
+                sender="Léa",
+            )
+        ]
+    )
+    shared.archive.index_pending()
+
+    evidence.search(None, 0.0)
+    found = [item for item, _ in evidence.items("L2", 0.0)]
+
+    assert found  # the guest's own chats are searched
+    assert "9911" not in json.dumps(found, ensure_ascii=False, default=str)

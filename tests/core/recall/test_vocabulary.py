@@ -1,0 +1,86 @@
+"""Word counts are shared between recalls while the archive's full text is unchanged, and read
+again as soon as a message is added, changed or removed."""
+
+from datetime import datetime
+
+import pytest
+from sqlalchemy import event
+
+from core.recall.vocabulary import Vocabulary
+from tests.core.memory.helpers import message
+
+DAY = datetime(2024, 9, 1, 19, 0)
+TERM = ("velo", False)
+
+
+@pytest.fixture
+def archive(services):
+    services.archive.store_batch(
+        [
+            message("1", "On se fait une raclette samedi ?", DAY),
+            message("2", "Oui, je ramène le fromage", DAY),
+            message("3", "Le vélo est réparé", DAY),
+        ]
+    )
+    return services
+
+
+def counted(services):
+    """A list that grows with every SQL statement the services run."""
+    statements: list[str] = []
+
+    @event.listens_for(services.db.engine, "before_cursor_execute")
+    def record(_conn, _cursor, statement, *_args):
+        statements.append(statement)
+
+    return statements
+
+
+def documents(services) -> int:
+    vocabulary = Vocabulary(services)
+    vocabulary.rarest("vélo", 1)
+    return vocabulary.documents[TERM]
+
+
+def test_a_second_recall_reuses_the_counts_read_by_the_first(archive):
+    assert documents(archive) == 1
+    statements = counted(archive)
+
+    assert documents(archive) == 1
+    assert not [s for s in statements if "captures_vocab" in s]
+
+
+def test_a_message_added_after_a_cached_read_is_counted(archive):
+    assert documents(archive) == 1
+
+    archive.archive.store_batch([message("4", "Un vélo chez Nora vendredi !", DAY)])
+
+    assert documents(archive) == 2
+
+
+def test_a_message_removed_or_changed_after_a_cached_read_is_counted(archive):
+    assert documents(archive) == 1
+    with archive.db.session(write=True) as session:
+        session.connection().exec_driver_sql(
+            "UPDATE captures SET text = 'Oui, je ramène le vélo' WHERE message_id = '2'"
+        )
+        session.commit()
+    assert documents(archive) == 2
+
+    with archive.db.session(write=True) as session:
+        session.connection().exec_driver_sql("DELETE FROM captures WHERE message_id = '3'")
+        session.commit()
+    assert documents(archive) == 1
+
+
+def test_another_database_does_not_share_the_counts(archive, settings, embedder, clock, tmp_path):
+    from core.config import load_settings
+    from core.services import Services
+
+    assert documents(archive) == 1
+    other_home = tmp_path / "other"
+    other = Services(load_settings(home=other_home), embedder=embedder, clock=clock)
+    try:
+        assert documents(other) == 0
+    finally:
+        other.close()
