@@ -42,6 +42,14 @@ CUE_WEIGHT = 0.3
 SIMILAR = 0.7  # calibrated pair similarity for two ranked statements to be one subject
 BAND_GAP = 0.3  # ranked statements joined to a subject score within this of the best
 MAX_HISTORY = 3  # older statements shown with the current one (the newest of them)
+# An update in other words ("Passée chez Orange pour la fibre" after "Box internet : Free") is
+# found by meaning: the later turns nearest to the anchor and the question together, and among
+# those of the anchor's chat, the one that stands out from the rest (z-score over them, so
+# e5's compressed cosines need no absolute threshold).
+MEANING_PROBE = 60
+STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe
+STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
+STANDOUT_WEIGHT = 0.5
 
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
@@ -133,14 +141,16 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
     cue = has_change_cue(new.text)
     if not cue and closeness < CLOSE:
         return None
-    # An update is read with the statement it replaces: as close to it as a restatement, it is
-    # about what the question asks even in other words (another language, the new value's name).
+    # An update is read with the statement it replaces: as close to it as a restatement, or
+    # naming what it names, it is about what the question asks even in other words (another
+    # language, the new value's name: "Thomas takes over, Nadia is off" after "Nadia is our
+    # manager"), in proportion to how surely it is linked.
+    shared = words()
+    link = min(1.0, max(closeness / CLOSE, shared / SHARED_WORDS if cue else 0.0))
     relevance = calibrate(float(new.vector @ qvec))
-    if closeness >= CLOSE:
-        relevance = max(relevance, closeness * calibrate(float(old.vector @ qvec)))
+    relevance = max(relevance, link * calibrate(float(old.vector @ qvec)))
     if relevance < RELEVANT:
         return None
-    shared = words()
     if cue:
         linked = shared >= CUE_WORDS or closeness >= CUE_CLOSE
     else:
@@ -153,22 +163,66 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
 
 
 def _successor(services, vocabulary, qvec, anchor: TurnHit, chats, taken) -> TurnHit | None:
-    """The later message anywhere in the archive that most surely updates the anchor."""
+    """The later message anywhere in the archive that most surely updates the anchor: linked
+    to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
+    and saying a change or a new value."""
     near = nearest_turns(
         services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
     )
+    standouts = _standouts(services, anchor, qvec, chats)
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
     later = turn_hits(
-        services, list(near), words, after=anchor.sent_at, chats=chats, limit=SUCCESSOR_FETCH
-    )
+        services, list(near) + list(standouts), words, after=anchor.sent_at, chats=chats,
+        limit=SUCCESSOR_FETCH,
+    )  # fmt: skip
     shares = vocabulary.shared(anchor, later)
-    scored = [
-        (_update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0)), t)
-        for t in later
-        if t.rowid not in taken and t.rowid != anchor.rowid
-    ]
-    scored = [(score, t) for score, t in scored if score is not None]
+    scored = []
+    for t in later:
+        if t.rowid in taken or t.rowid == anchor.rowid:
+            continue
+        score = _update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0))
+        z = standouts.get(t.capture_id)
+        if z is not None and t.chat_id == anchor.chat_id and _says_change(anchor, t):
+            score = (score or 0.0) + STANDOUT_WEIGHT * z
+        if score is not None:
+            scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
+
+
+def _says_change(old: TurnHit, new: TurnHit) -> bool:
+    """A change cue, or a value (number, time, day, name) the old statement did not hold."""
+    return has_change_cue(new.text) or bool(_values(new) - _distinct(old.text))
+
+
+def _standouts(services, anchor: TurnHit, qvec, chats) -> dict[str, float]:
+    """Later turns of the anchor's chat that stand out in meaning from the others near the
+    anchor and the question together: {capture id: z-score}."""
+    if anchor.vector is None:
+        return {}
+    both = anchor.vector + qvec
+    both = both / (np.linalg.norm(both) or 1.0)
+    near = nearest_turns(services, both, MEANING_PROBE, chats=chats, after=anchor.sent_at)
+    near.pop(anchor.capture_id, None)  # sent at its own time: not after itself
+    chat_of = _chat_of(services, list(near))
+    same = {i: s for i, s in near.items() if chat_of.get(i) == anchor.chat_id}
+    if len(same) < STANDOUT_PEERS:
+        return {}
+    sims = np.array(list(same.values()))
+    spread = float(sims.std()) or 1.0
+    mean = float(sims.mean())
+    return {i: z for i, s in same.items() if (z := (s - mean) / spread) >= STANDOUT}
+
+
+def _chat_of(services, ids: list[str]) -> dict[str, str]:
+    """Chat ids of these turns, by capture id."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    with services.db.session() as session:
+        rows = session.connection().exec_driver_sql(
+            f"SELECT id, chat_id FROM captures WHERE id IN ({marks})", tuple(ids)
+        )
+        return {r[0]: r[1] for r in rows}
 
 
 def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
