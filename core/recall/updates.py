@@ -108,12 +108,14 @@ def latest_first(
         if anchor.rowid in claimed:
             continue
         members = [anchor]
-        later = _successor(services, vocabulary, query_vector, anchor, chats, claimed)
+        later = _successor(services, vocabulary, question, query_vector, anchor, chats, claimed)
         if later is not None:
             later.score = anchor.score
             members.append(later)
         others = [t for t in near if t.rowid not in claimed and t.rowid != anchor.rowid]
-        members += _replaced(services, vocabulary, query_vector, anchor, others[:REPLACED_FETCH])
+        members += _replaced(
+            services, vocabulary, question, query_vector, anchor, others[:REPLACED_FETCH]
+        )
         taken = {t.rowid for t in members}
         members += _restatements(services, vocabulary, anchor, others, taken)
         claimed.update(t.rowid for t in members)
@@ -124,9 +126,12 @@ def latest_first(
     return _rerank(ranked, subjects)
 
 
-def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | None:
+def _update_score(
+    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question=""
+) -> float | None:
     """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
-    wording `new` shares (Vocabulary.shared), asked only when it decides.
+    wording `new` shares (Vocabulary.shared), asked only when it decides; `standout` whether
+    `new` stands out in meaning among the later turns of old's chat (None: not measured).
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -152,17 +157,23 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
     if relevance < RELEVANT:
         return None
     if cue:
-        linked = shared >= CUE_WORDS or closeness >= CUE_CLOSE
+        # Without a shared name, closeness in meaning links a change only where it stands out
+        # from the chat's other later turns: chatter with a cue word ("on a avancé sur la mise
+        # en prod") is often as close to a statement as its real update.
+        close = closeness >= CUE_CLOSE if standout is None else standout
+        linked = shared >= CUE_WORDS or close
     else:
         fresh = _values(new) - _distinct(old.text)
-        linked = shared >= SHARED_WORDS and bool(fresh)
+        linked = shared >= SHARED_WORDS and bool(fresh) and _keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
 
 
-def _successor(services, vocabulary, qvec, anchor: TurnHit, chats, taken) -> TurnHit | None:
+def _successor(
+    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken
+) -> TurnHit | None:
     """The later message anywhere in the archive that most surely updates the anchor: linked
     to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
     and saying a change or a new value."""
@@ -180,13 +191,35 @@ def _successor(services, vocabulary, qvec, anchor: TurnHit, chats, taken) -> Tur
     for t in later:
         if t.rowid in taken or t.rowid == anchor.rowid:
             continue
-        score = _update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0))
         z = standouts.get(t.capture_id)
-        if z is not None and t.chat_id == anchor.chat_id and _says_change(anchor, t):
+        score = _update_score(
+            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), z is not None,
+            question,
+        )  # fmt: skip
+        if z is not None and _says_change(anchor, t):
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
+
+
+def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
+    """A restatement keeps the names the question asks about that the old statement holds:
+    "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
+    Julie Fabre" for another company, not for the Altura the question names."""
+    asked = {w for w in _names(question)}
+    held = asked & (_distinct(old.text) | _distinct(old.speaker or ""))
+    return held <= (_distinct(new.text) | _distinct(new.speaker or ""))
+
+
+def _names(text: str) -> set[str]:
+    """Words written with a capital where no sentence starts."""
+    found: set[str] = set()
+    for m in re.finditer(r"[\w'-]+", text):
+        word = m.group(0)
+        if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
+            found.update(terms(word))
+    return found
 
 
 def _says_change(old: TurnHit, new: TurnHit) -> bool:
@@ -225,7 +258,9 @@ def _chat_of(services, ids: list[str]) -> dict[str, str]:
         return {r[0]: r[1] for r in rows}
 
 
-def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
+def _replaced(
+    services, vocabulary, question, qvec, anchor: TurnHit, others: list[TurnHit]
+) -> list[TurnHit]:
     """Older ranked statements the anchor updates (the newest one ranked first)."""
     older = [t for t in others if t.sent_at < anchor.sent_at]
     replaced = []
@@ -234,7 +269,7 @@ def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]
         def words(old: TurnHit = old) -> float:
             return vocabulary.shared(old, [anchor]).get(anchor.rowid, 0.0)
 
-        if _update_score(services, qvec, old, anchor, words) is not None:
+        if _update_score(services, qvec, old, anchor, words, question=question) is not None:
             replaced.append(old)
     return replaced
 
