@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 20  # later messages per anchor, by meaning and by words
-DISTINCTIVE = 4  # the anchor's rarest words, searched in later messages
+DISTINCTIVE = 6  # the anchor's rarest words, searched in later messages
 REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
 SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
@@ -50,6 +50,7 @@ MEANING_PROBE = 60
 STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe
 STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
 STANDOUT_WEIGHT = 0.5
+SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
 
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
@@ -61,6 +62,9 @@ CHANGE_CUE = re.compile(
     r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
     r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
     r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
+    r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
+    r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
     r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
 )
 # Words that hold a value even in lower case: days, months, times.
@@ -163,8 +167,7 @@ def _update_score(
         close = closeness >= CUE_CLOSE if standout is None else standout
         linked = shared >= CUE_WORDS or close
     else:
-        fresh = _values(new) - _distinct(old.text)
-        linked = shared >= SHARED_WORDS and bool(fresh) and _keeps_names(question, old, new)
+        linked = shared >= SHARED_WORDS and _replaces(old, new) and _keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
@@ -180,10 +183,12 @@ def _successor(
     near = nearest_turns(
         services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
     )
-    standouts = _standouts(services, anchor, qvec, chats)
+    spread = _spread(services, anchor, qvec, chats)
+    standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
+    nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
     later = turn_hits(
-        services, list(near) + list(standouts), words, after=anchor.sent_at, chats=chats,
+        services, list(near) + nearest, words, after=anchor.sent_at, chats=chats,
         limit=SUCCESSOR_FETCH,
     )  # fmt: skip
     shares = vocabulary.shared(anchor, later)
@@ -201,6 +206,13 @@ def _successor(
         if score is not None:
             scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
+
+
+def _replaces(old: TurnHit, new: TurnHit) -> bool:
+    """Said without a change cue, a restatement is an update when it gives a new value in place
+    of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
+    old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
+    return bool(_values(new) - _distinct(old.text)) and bool(_values(old) - _distinct(new.text))
 
 
 def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
@@ -223,13 +235,13 @@ def _names(text: str) -> set[str]:
 
 
 def _says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, or a value (number, time, day, name) the old statement did not hold."""
-    return has_change_cue(new.text) or bool(_values(new) - _distinct(old.text))
+    """A change cue, or a new value in place of an old one (_replaces)."""
+    return has_change_cue(new.text) or _replaces(old, new)
 
 
-def _standouts(services, anchor: TurnHit, qvec, chats) -> dict[str, float]:
-    """Later turns of the anchor's chat that stand out in meaning from the others near the
-    anchor and the question together: {capture id: z-score}."""
+def _spread(services, anchor: TurnHit, qvec, chats) -> dict[str, float]:
+    """Later turns of the anchor's chat near the anchor and the question together, and how
+    much each stands out in meaning from the others: {capture id: z-score}."""
     if anchor.vector is None:
         return {}
     both = anchor.vector + qvec
@@ -243,7 +255,7 @@ def _standouts(services, anchor: TurnHit, qvec, chats) -> dict[str, float]:
     sims = np.array(list(same.values()))
     spread = float(sims.std()) or 1.0
     mean = float(sims.mean())
-    return {i: z for i, s in same.items() if (z := (s - mean) / spread) >= STANDOUT}
+    return {i: (s - mean) / spread for i, s in same.items()}
 
 
 def _chat_of(services, ids: list[str]) -> dict[str, str]:
