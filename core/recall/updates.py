@@ -212,7 +212,13 @@ def _replaces(old: TurnHit, new: TurnHit) -> bool:
     """Said without a change cue, a restatement is an update when it gives a new value in place
     of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
     old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
-    return bool(_values(new) - _distinct(old.text)) and bool(_values(old) - _distinct(new.text))
+    old_values, new_values = _distinct_values(old), _distinct_values(new)
+    return bool(new_values - set(terms(old.text))) and bool(old_values - set(terms(new.text)))
+
+
+def _distinct_values(turn: TurnHit) -> set[str]:
+    """The turn's values, without the short words that hold none ("Dr", "M.")."""
+    return {v for v in _values(turn) if len(v) > 2 or v.isdigit()}
 
 
 def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
