@@ -8,22 +8,33 @@ looked for from each anchor: close to it in meaning, sharing its distinctive wor
 what they update: "Karim", "Fitness Park", "EDF"), relevant to the question. A subject's newest
 statement comes first, the older ones follow as its dated history; a later message that only
 mentions an old value again (no change cue, no new words) does not become the current one.
+
+An update may share no word with what it replaces ("Passée chez Orange pour la fibre" after
+"Box internet : Free"), or be in the other language. It is then found by meaning, among the
+later turns of the anchor's chat nearest to the anchor and the question together: the one that
+stands out from the others (a z-score over them, since e5's cosines are compressed and differ by
+language: no absolute threshold) and says a change or gives a new value for an old one.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.errors import EloraError
 from core.recall.lexical import fold, terms
 from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
 from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from core.services import Services
+
+log = logging.getLogger(__name__)
 
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
@@ -32,7 +43,8 @@ DISTINCTIVE = 6  # the anchor's rarest words, searched in later messages
 REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
 SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
-# Saying that something changed needs less: one shared name, or some closeness in meaning.
+# Saying that something changed needs less: one shared name, or closeness in meaning (standing
+# out in the chat when that was measured, see _spread).
 CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
@@ -65,6 +77,7 @@ CHANGE_CUE = re.compile(
     r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
     r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
     r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
+    r"(pulled|brought|pushed|moved) (\w+ ){1,3}(forward|back|up)|"
     r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
 )
 # Words that hold a value even in lower case: days, months, times.
@@ -183,7 +196,7 @@ def _successor(
     near = nearest_turns(
         services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
     )
-    spread = _spread(services, anchor, qvec, chats)
+    spread = _spread(services, anchor, qvec)
     standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
     nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
@@ -225,8 +238,7 @@ def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
     """A restatement keeps the names the question asks about that the old statement holds:
     "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
     Julie Fabre" for another company, not for the Altura the question names."""
-    asked = {w for w in _names(question)}
-    held = asked & (_distinct(old.text) | _distinct(old.speaker or ""))
+    held = _names(question) & (_distinct(old.text) | _distinct(old.speaker or ""))
     return held <= (_distinct(new.text) | _distinct(new.speaker or ""))
 
 
@@ -245,35 +257,33 @@ def _says_change(old: TurnHit, new: TurnHit) -> bool:
     return has_change_cue(new.text) or _replaces(old, new)
 
 
-def _spread(services, anchor: TurnHit, qvec, chats) -> dict[str, float]:
+def _spread(services, anchor: TurnHit, qvec) -> dict[str, float]:
     """Later turns of the anchor's chat near the anchor and the question together, and how
-    much each stands out in meaning from the others: {capture id: z-score}."""
+    much each stands out in meaning from the others: {capture id: z-score}. One unfiltered
+    probe, kept to the chat and the dates here from the hits' metadata (no SQL, no filter)."""
     if anchor.vector is None:
         return {}
     both = anchor.vector + qvec
     both = both / (np.linalg.norm(both) or 1.0)
-    near = nearest_turns(services, both, MEANING_PROBE, chats=chats, after=anchor.sent_at)
-    near.pop(anchor.capture_id, None)  # sent at its own time: not after itself
-    chat_of = _chat_of(services, list(near))
-    same = {i: s for i, s in near.items() if chat_of.get(i) == anchor.chat_id}
+    since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
+    try:
+        hits = services.vectors.query("turns", both.tolist(), MEANING_PROBE)
+    except EloraError as exc:
+        log.warning("turn vector search failed, updates linked by words only: %s", exc)
+        return {}
+    same = {
+        h.id: h.similarity
+        for h in hits
+        if h.id != anchor.capture_id
+        and h.metadata.get("chat_id") == anchor.chat_id
+        and h.metadata.get("sent_at", 0) > since
+    }
     if len(same) < STANDOUT_PEERS:
         return {}
     sims = np.array(list(same.values()))
     spread = float(sims.std()) or 1.0
     mean = float(sims.mean())
     return {i: (s - mean) / spread for i, s in same.items()}
-
-
-def _chat_of(services, ids: list[str]) -> dict[str, str]:
-    """Chat ids of these turns, by capture id."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    with services.db.session() as session:
-        rows = session.connection().exec_driver_sql(
-            f"SELECT id, chat_id FROM captures WHERE id IN ({marks})", tuple(ids)
-        )
-        return {r[0]: r[1] for r in rows}
 
 
 def _replaced(
@@ -332,11 +342,9 @@ _SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
 def _values(turn: TurnHit) -> set[str]:
     """The words of a turn that hold a value: numbers, times, days, months, and names (a
     capital where no sentence starts)."""
-    values = set(_VALUE_WORDS.findall(fold(turn.text)))
-    for m in re.finditer(r"[\w'-]+", turn.text):
-        word = m.group(0)
-        capital = word[0].isupper() and not _SENTENCE_START.search(turn.text[: m.start()])
-        if capital or any(c.isdigit() for c in word):
+    values = set(_VALUE_WORDS.findall(fold(turn.text))) | _names(turn.text)
+    for word in re.findall(r"[\w'-]+", turn.text):
+        if any(c.isdigit() for c in word):
             values.update(terms(word))
     return values
 
