@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from core.recall.pack import build_pack
+from core.recall.turn_search import TurnHit
+from core.recall.updates import _replaces, has_change_cue
 from tests.core.memory.helpers import message
 
 CHAT = "42"
@@ -133,3 +135,33 @@ def test_a_fact_that_never_changed_stays_first(services, history):
 
     assert pack.classification.present_state
     assert _order(pack)[0] == IDS["yoga"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "From Monday the standup is at 9:45, half the team is in Montreal",
+        "Bad news, the client pulled the V1 delivery forward to November 29",
+        "Passée chez Orange pour la fibre, contrat 4471-2290",
+        "Starting next week the gym opens at 6",
+    ],
+)
+def test_changes_said_in_other_ways_are_cues(text):
+    assert has_change_cue(text)
+
+
+@pytest.mark.parametrize("text", ["Daily standup is at 9:15 on Teams", "il pleut encore à Lyon"])
+def test_plain_statements_are_not_cues(text):
+    assert not has_change_cue(text)
+
+
+def _turn(text: str, speaker: str = "Maman") -> TurnHit:
+    return TurnHit(1, "a", None, "telegram", CHAT, "1", speaker, text, datetime(2024, 1, 1), 0.0)
+
+
+def test_a_restatement_replaces_an_old_value_or_is_about_something_else():
+    old = _turn("Mon médecin traitant c'est le Dr Lambert, à Caluire")
+
+    assert _replaces(old, _turn("Mon médecin traitant c'est le Dr Nguyen, à Rillieux"))
+    # Every old value kept, others added: about someone else ("Dr" holds no value).
+    assert not _replaces(old, _turn("Papa reste chez le Dr Lambert fils, à Caluire"))
