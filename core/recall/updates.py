@@ -28,7 +28,7 @@ import numpy as np
 
 from core.errors import EloraError
 from core.recall.lexical import fold, terms
-from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
+from core.recall.turn_search import TurnHit, turn_hits
 from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
 SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
 # Saying that something changed needs less: one shared name, or closeness in meaning (standing
-# out in the chat when that was measured, see _spread).
+# out in the chat when that was measured, see _later_turns).
 CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
@@ -58,8 +58,8 @@ MAX_HISTORY = 3  # older statements shown with the current one (the newest of th
 # found by meaning: the later turns nearest to the anchor and the question together, and among
 # those of the anchor's chat, the one that stands out from the rest (z-score over them, so
 # e5's compressed cosines need no absolute threshold).
-MEANING_PROBE = 60
-STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe
+MEANING_PROBE = 80  # as deep as turn_search's probe for SUCCESSOR_FETCH after a date
+STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe (_later_turns)
 STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
 STANDOUT_WEIGHT = 0.5
 SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
@@ -193,10 +193,7 @@ def _successor(
     """The later message anywhere in the archive that most surely updates the anchor: linked
     to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
     and saying a change or a new value."""
-    near = nearest_turns(
-        services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
-    )
-    spread = _spread(services, anchor, qvec)
+    near, spread = _later_turns(services, anchor, qvec, chats)
     standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
     nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
@@ -214,7 +211,9 @@ def _successor(
             services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), z is not None,
             question,
         )  # fmt: skip
-        if z is not None and _says_change(anchor, t):
+        # Standing out alone links only a message that says a change: a new value elsewhere in
+        # the chat ("Box internet : Free" after "Propriétaire : M. Vidal") is another fact.
+        if z is not None and (has_change_cue(t.text) if score is None else _says_change(anchor, t)):
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
@@ -257,33 +256,37 @@ def _says_change(old: TurnHit, new: TurnHit) -> bool:
     return has_change_cue(new.text) or _replaces(old, new)
 
 
-def _spread(services, anchor: TurnHit, qvec) -> dict[str, float]:
-    """Later turns of the anchor's chat near the anchor and the question together, and how
-    much each stands out in meaning from the others: {capture id: z-score}. One unfiltered
-    probe, kept to the chat and the dates here from the hits' metadata (no SQL, no filter)."""
+def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:
+    """The later turns nearest to the anchor and the question together (capture ids, at most
+    SUCCESSOR_FETCH), and, for those of the anchor's chat, how much each stands out in meaning
+    from the others ({capture id: z-score}). One unfiltered probe, as deep as the one recall
+    makes per question, kept to the scope and the dates here from the hits' metadata."""
     if anchor.vector is None:
-        return {}
+        return [], {}
     both = anchor.vector + qvec
     both = both / (np.linalg.norm(both) or 1.0)
     since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
+    allowed = set(chats) if chats is not None else None
     try:
         hits = services.vectors.query("turns", both.tolist(), MEANING_PROBE)
     except EloraError as exc:
         log.warning("turn vector search failed, updates linked by words only: %s", exc)
-        return {}
-    same = {
-        h.id: h.similarity
+        return [], {}
+    later = [
+        h
         for h in hits
         if h.id != anchor.capture_id
-        and h.metadata.get("chat_id") == anchor.chat_id
         and h.metadata.get("sent_at", 0) > since
-    }
+        and (allowed is None or h.metadata.get("chat_id") in allowed)
+    ]
+    near = [h.id for h in later[:SUCCESSOR_FETCH]]
+    same = {h.id: h.similarity for h in later if h.metadata.get("chat_id") == anchor.chat_id}
     if len(same) < STANDOUT_PEERS:
-        return {}
+        return near, {}
     sims = np.array(list(same.values()))
     spread = float(sims.std()) or 1.0
     mean = float(sims.mean())
-    return {i: (s - mean) / spread for i, s in same.items()}
+    return near, {i: (s - mean) / spread for i, s in same.items()}
 
 
 def _replaced(
