@@ -58,7 +58,7 @@ MAX_HISTORY = 3  # older statements shown with the current one (the newest of th
 # found by meaning: the later turns nearest to the anchor and the question together, and among
 # those of the anchor's chat, the one that stands out from the rest (z-score over them, so
 # e5's compressed cosines need no absolute threshold).
-MEANING_PROBE = 80  # as deep as turn_search's probe for SUCCESSOR_FETCH after a date
+MEANING_PROBE = 60  # the spread is measured over this many nearest (it shapes the z-scores)
 STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe (_later_turns)
 STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
 STANDOUT_WEIGHT = 0.5
@@ -259,8 +259,8 @@ def _says_change(old: TurnHit, new: TurnHit) -> bool:
 def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:
     """The later turns nearest to the anchor and the question together (capture ids, at most
     SUCCESSOR_FETCH), and, for those of the anchor's chat, how much each stands out in meaning
-    from the others ({capture id: z-score}). One unfiltered probe, as deep as the one recall
-    makes per question, kept to the scope and the dates here from the hits' metadata."""
+    from the others ({capture id: z-score}). One unfiltered probe (in place of the anchor's own
+    nearest turns: no query more), kept to the scope and the dates from the hits' metadata."""
     if anchor.vector is None:
         return [], {}
     both = anchor.vector + qvec
