@@ -163,14 +163,14 @@ def _update_score(
     cue = has_change_cue(new.text)
     if not cue and closeness < CLOSE:
         return None
-    # An update is read with the statement it replaces: as close to it as a restatement, or
-    # naming what it names, it is about what the question asks even in other words (another
-    # language, the new value's name: "Thomas takes over, Nadia is off" after "Nadia is our
-    # manager"), in proportion to how surely it is linked.
+    # An update is read with the statement it replaces: as close to it as a restatement, it is
+    # about what the question asks even in other words (another language, the new value's name).
+    # Shared words alone do not carry the question's relevance over: a value named again in
+    # chatter ("(n°15)" after "le 15 mai") would make any later message with a cue an update.
     shared = words()
-    link = min(1.0, max(closeness / CLOSE, shared / SHARED_WORDS if cue else 0.0))
     relevance = calibrate(float(new.vector @ qvec))
-    relevance = max(relevance, link * calibrate(float(old.vector @ qvec)))
+    if closeness >= CLOSE:
+        relevance = max(relevance, closeness * calibrate(float(old.vector @ qvec)))
     if relevance < RELEVANT:
         return None
     if cue:
