@@ -8,31 +8,43 @@ looked for from each anchor: close to it in meaning, sharing its distinctive wor
 what they update: "Karim", "Fitness Park", "EDF"), relevant to the question. A subject's newest
 statement comes first, the older ones follow as its dated history; a later message that only
 mentions an old value again (no change cue, no new words) does not become the current one.
+
+An update may share no word with what it replaces ("Passée chez Orange pour la fibre" after
+"Box internet : Free"), or be in the other language. It is then found by meaning, among the
+later turns of the anchor's chat nearest to the anchor and the question together: the one that
+stands out from the others (a z-score over them, since e5's cosines are compressed and differ by
+language: no absolute threshold) and says a change or gives a new value for an old one.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.errors import EloraError
 from core.recall.lexical import fold, terms
-from core.recall.turn_search import TurnHit, nearest_turns, turn_hits
+from core.recall.turn_search import TurnHit, turn_hits
 from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from core.services import Services
 
+log = logging.getLogger(__name__)
+
 ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 20  # later messages per anchor, by meaning and by words
-DISTINCTIVE = 4  # the anchor's rarest words, searched in later messages
+DISTINCTIVE = 6  # the anchor's rarest words, searched in later messages
 REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
 SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
-# Saying that something changed needs less: one shared name, or some closeness in meaning.
+# Saying that something changed needs less: one shared name, or closeness in meaning (standing
+# out in the chat when that was measured, see _later_turns).
 CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
@@ -42,6 +54,15 @@ CUE_WEIGHT = 0.3
 SIMILAR = 0.7  # calibrated pair similarity for two ranked statements to be one subject
 BAND_GAP = 0.3  # ranked statements joined to a subject score within this of the best
 MAX_HISTORY = 3  # older statements shown with the current one (the newest of them)
+# An update in other words ("Passée chez Orange pour la fibre" after "Box internet : Free") is
+# found by meaning: the later turns nearest to the anchor and the question together, and among
+# those of the anchor's chat, the one that stands out from the rest (z-score over them, so
+# e5's compressed cosines need no absolute threshold).
+MEANING_PROBE = 60  # the spread is measured over this many nearest (it shapes the z-scores)
+STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe (_later_turns)
+STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
+STANDOUT_WEIGHT = 0.5
+SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
 
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
@@ -53,6 +74,10 @@ CHANGE_CUE = re.compile(
     r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
     r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
     r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
+    r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
+    r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
+    r"(pulled|brought|pushed|moved) (\w+ ){1,3}(forward|back|up)|"
     r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
 )
 # Words that hold a value even in lower case: days, months, times.
@@ -100,12 +125,14 @@ def latest_first(
         if anchor.rowid in claimed:
             continue
         members = [anchor]
-        later = _successor(services, vocabulary, query_vector, anchor, chats, claimed)
+        later = _successor(services, vocabulary, question, query_vector, anchor, chats, claimed)
         if later is not None:
             later.score = anchor.score
             members.append(later)
         others = [t for t in near if t.rowid not in claimed and t.rowid != anchor.rowid]
-        members += _replaced(services, vocabulary, query_vector, anchor, others[:REPLACED_FETCH])
+        members += _replaced(
+            services, vocabulary, question, query_vector, anchor, others[:REPLACED_FETCH]
+        )
         taken = {t.rowid for t in members}
         members += _restatements(services, vocabulary, anchor, others, taken)
         claimed.update(t.rowid for t in members)
@@ -116,9 +143,12 @@ def latest_first(
     return _rerank(ranked, subjects)
 
 
-def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | None:
+def _update_score(
+    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question=""
+) -> float | None:
     """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
-    wording `new` shares (Vocabulary.shared), asked only when it decides.
+    wording `new` shares (Vocabulary.shared), asked only when it decides; `standout` whether
+    `new` stands out in meaning among the later turns of old's chat (None: not measured).
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -135,43 +165,133 @@ def _update_score(services, qvec, old: TurnHit, new: TurnHit, words) -> float | 
         return None
     # An update is read with the statement it replaces: as close to it as a restatement, it is
     # about what the question asks even in other words (another language, the new value's name).
+    # Shared words alone do not carry the question's relevance over: a value named again in
+    # chatter ("(n°15)" after "le 15 mai") would make any later message with a cue an update.
+    shared = words()
     relevance = calibrate(float(new.vector @ qvec))
     if closeness >= CLOSE:
         relevance = max(relevance, closeness * calibrate(float(old.vector @ qvec)))
     if relevance < RELEVANT:
         return None
-    shared = words()
     if cue:
-        linked = shared >= CUE_WORDS or closeness >= CUE_CLOSE
+        # Without a shared name, closeness in meaning links a change only where it stands out
+        # from the chat's other later turns: chatter with a cue word ("on a avancé sur la mise
+        # en prod") is often as close to a statement as its real update.
+        close = closeness >= CUE_CLOSE if standout is None else standout
+        linked = shared >= CUE_WORDS or close
     else:
-        fresh = _values(new) - _distinct(old.text)
-        linked = shared >= SHARED_WORDS and bool(fresh)
+        linked = shared >= SHARED_WORDS and _replaces(old, new) and _keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
 
 
-def _successor(services, vocabulary, qvec, anchor: TurnHit, chats, taken) -> TurnHit | None:
-    """The later message anywhere in the archive that most surely updates the anchor."""
-    near = nearest_turns(
-        services, anchor.vector, SUCCESSOR_FETCH, chats=chats, after=anchor.sent_at
-    )
+def _successor(
+    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken
+) -> TurnHit | None:
+    """The later message anywhere in the archive that most surely updates the anchor: linked
+    to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
+    and saying a change or a new value."""
+    near, spread = _later_turns(services, anchor, qvec, chats)
+    standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
+    nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
     later = turn_hits(
-        services, list(near), words, after=anchor.sent_at, chats=chats, limit=SUCCESSOR_FETCH
-    )
+        services, list(near) + nearest, words, after=anchor.sent_at, chats=chats,
+        limit=SUCCESSOR_FETCH,
+    )  # fmt: skip
     shares = vocabulary.shared(anchor, later)
-    scored = [
-        (_update_score(services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0)), t)
-        for t in later
-        if t.rowid not in taken and t.rowid != anchor.rowid
-    ]
-    scored = [(score, t) for score, t in scored if score is not None]
+    scored = []
+    for t in later:
+        if t.rowid in taken or t.rowid == anchor.rowid:
+            continue
+        z = standouts.get(t.capture_id)
+        score = _update_score(
+            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), z is not None,
+            question,
+        )  # fmt: skip
+        # Standing out alone links only a message that says a change: a new value elsewhere in
+        # the chat ("Box internet : Free" after "Propriétaire : M. Vidal") is another fact.
+        if z is not None and (has_change_cue(t.text) if score is None else _says_change(anchor, t)):
+            score = (score or 0.0) + STANDOUT_WEIGHT * z
+        if score is not None:
+            scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
 
 
-def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]) -> list[TurnHit]:
+def _replaces(old: TurnHit, new: TurnHit) -> bool:
+    """Said without a change cue, a restatement is an update when it gives a new value in place
+    of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
+    old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
+    old_values, new_values = _distinct_values(old), _distinct_values(new)
+    return bool(new_values - set(terms(old.text))) and bool(old_values - set(terms(new.text)))
+
+
+def _distinct_values(turn: TurnHit) -> set[str]:
+    """The turn's values, without the short words that hold none ("Dr", "M.")."""
+    return {v for v in _values(turn) if len(v) > 2 or v.isdigit()}
+
+
+def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
+    """A restatement keeps the names the question asks about that the old statement holds:
+    "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
+    Julie Fabre" for another company, not for the Altura the question names."""
+    held = _names(question) & (_distinct(old.text) | _distinct(old.speaker or ""))
+    return held <= (_distinct(new.text) | _distinct(new.speaker or ""))
+
+
+def _names(text: str) -> set[str]:
+    """Words written with a capital where no sentence starts."""
+    found: set[str] = set()
+    for m in re.finditer(r"[\w'-]+", text):
+        word = m.group(0)
+        if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
+            found.update(terms(word))
+    return found
+
+
+def _says_change(old: TurnHit, new: TurnHit) -> bool:
+    """A change cue, or a new value in place of an old one (_replaces)."""
+    return has_change_cue(new.text) or _replaces(old, new)
+
+
+def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:
+    """The later turns nearest to the anchor and the question together (capture ids, at most
+    SUCCESSOR_FETCH), and, for those of the anchor's chat, how much each stands out in meaning
+    from the others ({capture id: z-score}). One unfiltered probe (in place of the anchor's own
+    nearest turns: no query more), kept to the scope and the dates from the hits' metadata."""
+    if anchor.vector is None:
+        return [], {}
+    both = anchor.vector + qvec
+    both = both / (np.linalg.norm(both) or 1.0)
+    since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
+    allowed = set(chats) if chats is not None else None
+    try:
+        hits = services.vectors.query("turns", both.tolist(), MEANING_PROBE)
+    except EloraError as exc:
+        log.warning("turn vector search failed, updates linked by words only: %s", exc)
+        return [], {}
+    later = [
+        h
+        for h in hits
+        if h.id != anchor.capture_id
+        and h.metadata.get("sent_at", 0) > since
+        and (allowed is None or h.metadata.get("chat_id") in allowed)
+    ]
+    near = [h.id for h in later[:SUCCESSOR_FETCH]]
+    same = {h.id: h.similarity for h in later if h.metadata.get("chat_id") == anchor.chat_id}
+    if len(same) < STANDOUT_PEERS:
+        return near, {}
+    sims = np.array(list(same.values()))
+    spread = float(sims.std()) or 1.0
+    mean = float(sims.mean())
+    return near, {i: (s - mean) / spread for i, s in same.items()}
+
+
+def _replaced(
+    services, vocabulary, question, qvec, anchor: TurnHit, others: list[TurnHit]
+) -> list[TurnHit]:
     """Older ranked statements the anchor updates (the newest one ranked first)."""
     older = [t for t in others if t.sent_at < anchor.sent_at]
     replaced = []
@@ -180,7 +300,7 @@ def _replaced(services, vocabulary, qvec, anchor: TurnHit, others: list[TurnHit]
         def words(old: TurnHit = old) -> float:
             return vocabulary.shared(old, [anchor]).get(anchor.rowid, 0.0)
 
-        if _update_score(services, qvec, old, anchor, words) is not None:
+        if _update_score(services, qvec, old, anchor, words, question=question) is not None:
             replaced.append(old)
     return replaced
 
@@ -225,11 +345,9 @@ _SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
 def _values(turn: TurnHit) -> set[str]:
     """The words of a turn that hold a value: numbers, times, days, months, and names (a
     capital where no sentence starts)."""
-    values = set(_VALUE_WORDS.findall(fold(turn.text)))
-    for m in re.finditer(r"[\w'-]+", turn.text):
-        word = m.group(0)
-        capital = word[0].isupper() and not _SENTENCE_START.search(turn.text[: m.start()])
-        if capital or any(c.isdigit() for c in word):
+    values = set(_VALUE_WORDS.findall(fold(turn.text))) | _names(turn.text)
+    for word in re.findall(r"[\w'-]+", turn.text):
+        if any(c.isdigit() for c in word):
             values.update(terms(word))
     return values
 

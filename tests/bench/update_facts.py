@@ -238,3 +238,75 @@ FACTS = [
         ("2025-03-18 19:30", "me", "Le Dr Morel a mis Pixel aux croquettes Hill's Urinary, fini les Royal Canin", "hills"),
     ], ("What food does Pixel eat?", "Pixel mange quelles croquettes ?")),
 ]  # fmt: skip
+
+# Written later than FACTS, after the detector's first round of changes, to check it on facts it
+# was not tuned on: other phrasings, updates in the other language, updates without any cue, an
+# old value coming up again, and facts that never changed (they must stay first, unharmed).
+MORE_FACTS = [
+    Fact("hairdresser", "lea", [
+        ("2024-10-08 18:10", "me", "Je vais toujours chez Sandrine, au salon Coupe Chic rue Garibaldi", "sandrine"),
+        ("2025-02-21 19:30", "me", "J'ai testé L'Atelier de Tom sur les conseils de Karim, je reste là-bas", "tom"),
+    ], ("Who cuts my hair?", "C'est qui mon coiffeur ?")),
+    Fact("babysitter", "sam", [
+        ("2024-09-22 20:40", "sam", "Chloe babysits for us on Tuesdays and Thursdays, she's brilliant", "chloe"),
+        ("2025-01-19 18:05", "sam", "Chloe went back to uni so Megan does the Tuesdays and Thursdays", "megan"),
+    ], ("Who is Sam's babysitter?", "C'est qui la baby-sitter de Sam ?")),
+    Fact("project", "hugo", [
+        ("2024-09-11 14:20", "hugo", "Tu es staffée sur Hermès jusqu'à la fin de l'année", "hermes"),
+        ("2025-01-09 10:15", "hugo", "Hermès est en pause, on te met sur Atlas avec l'équipe de Marseille", "atlas"),
+    ], ("Which project am I on?", "Je bosse sur quel projet ?")),
+    Fact("pharmacy", "maman", [
+        ("2024-10-12 11:30", "maman", "Je prends mes médicaments à la pharmacie du Parc", "parc"),
+        ("2025-03-04 17:45", "maman", "La pharmacie du Parc a baissé le rideau, je vais à la pharmacie Centrale place Carnot", "centrale"),
+    ], ("Which pharmacy does Mum use?", "Maman va à quelle pharmacie ?")),
+    Fact("dog-sam", "sam", [
+        ("2024-10-02 19:15", "sam", "Our dog is called Biscuit, he's a very silly beagle", "biscuit"),
+    ], ("What's Sam's dog called?", "Comment s'appelle le chien de Sam ?")),
+    Fact("netflix", "notes", [
+        ("2024-09-14 21:00", "me", "Netflix : mot de passe Pixel2024", "pixel2024"),
+        ("2025-03-02 22:10", "me", "Netflix : Chaton#88", "chaton88"),
+    ], ("What's my Netflix password?", "C'est quoi mon mot de passe Netflix ?")),
+    Fact("plumber", "notes", [
+        ("2024-11-03 10:00", "me", "Plombier : M. Garcia, 06 45 12 78 90, très bien", "garcia"),
+        ("2025-02-26 09:30", "me", "Plumber: Ahmed Benaissa 07 12 45 88 01, Garcia doesn't come out to Villeurbanne", "benaissa"),
+    ], ("Who is my plumber?", "C'est qui mon plombier ?")),
+    Fact("pickup-nina", "maman", [
+        ("2024-09-18 16:40", "maman", "C'est Papa qui récupère Nina à l'école le mercredi", "papa"),
+        ("2025-01-22 12:10", "maman", "Le mercredi c'est moi qui vais chercher Nina, Papa a son atelier poterie", "maman"),
+    ], ("Who picks Nina up from school on Wednesdays?", "Qui récupère Nina à l'école le mercredi ?")),
+    Fact("football-sam", "sam", [
+        ("2024-09-13 22:00", "sam", "Five-a-side with the Hillsborough Rovers every Friday, we're terrible", "rovers"),
+        ("2025-02-09 21:20", "sam", "Joined the Kelham Island Strikers, we play Wednesdays at the sports centre", "strikers"),
+    ], ("Which football team does Sam play for?", "Sam joue dans quelle équipe de foot ?"),
+        stale=[("2025-04-18 23:05", "sam", "Bumped into the Hillsborough Rovers lads at the pub, they still can't defend", "rovers")]),
+    Fact("desk", "hugo", [
+        ("2024-09-05 09:30", "hugo", "Ton poste c'est le 3.14, près de la fenêtre", "314"),
+        ("2025-03-17 08:50", "hugo", "With the flex office you sit at 5.02 on the fifth floor", "502"),
+    ], ("Where is my desk?", "Il est où mon poste de travail ?")),
+    Fact("climbing-lea", "lea", [
+        ("2024-10-20 20:30", "lea", "Je grimpe le mardi soir à Climb Up Gerland, tu devrais venir", "climb-up"),
+    ], ("What sport does Léa do?", "Léa fait quel sport ?")),
+    Fact("insurance", "notes", [
+        ("2024-09-25 18:00", "me", "Assurance habitation : MAIF, contrat 77120", "maif"),
+        ("2025-04-08 19:20", "me", "Assurance habitation transférée chez Luko, contrat LK-5521, la MAIF c'est terminé", "luko"),
+    ], ("Who insures my flat?", "C'est qui mon assureur habitation ?")),
+    Fact("gig", "sam", [
+        ("2024-12-05 20:00", "sam", "Got tickets! Arctic Monkeys in Manchester on 14 March", "14march"),
+        ("2025-02-28 13:40", "sam", "Arctic Monkeys is now on 2 April, same venue, tickets still valid", "2april"),
+    ], ("When is the Arctic Monkeys gig?", "C'est quand le concert des Arctic Monkeys ?")),
+    Fact("wedding-lucas", "maman", [
+        ("2024-11-14 19:00", "maman", "Ton cousin Lucas se marie le 21 juin à Annecy, garde la date", "21juin"),
+    ], ("When is Lucas's wedding?", "C'est quand le mariage de Lucas ?")),
+    Fact("summer-lea", "lea", [
+        ("2025-01-30 21:15", "lea", "On part en Corse du 5 au 19 juillet avec Karim et ses potes", "corse"),
+        ("2025-03-12 20:40", "lea", "Pour la Corse on décale au 12-26 juillet, les billets étaient moins chers", "corse"),
+        ("2025-05-02 18:30", "lea", "Plus de Corse, trop cher au final : Bretagne du 12 au 26 juillet, à Perros-Guirec", "bretagne"),
+    ], ("Where is Léa going this summer?", "Léa part où cet été ?")),
+    Fact("expenses", "hugo", [
+        ("2024-09-19 15:00", "hugo", "Expenses go through Concur, receipts within 30 days", "concur"),
+        ("2025-01-14 11:30", "hugo", "Les notes de frais passent par Spendesk depuis janvier, Concur est coupé", "spendesk"),
+    ], ("What tool do we use for expenses?", "On utilise quoi pour les notes de frais ?")),
+    Fact("blood-type", "notes", [
+        ("2024-10-11 08:00", "me", "Groupe sanguin : O+ (carte de donneur dans le portefeuille)", "o+"),
+    ], ("What's my blood type?", "C'est quoi mon groupe sanguin ?")),
+]  # fmt: skip
