@@ -146,8 +146,11 @@ class Settings(BaseSettings):
     def _check_database_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
             return None
-        if not value.startswith("sqlite"):
-            raise ValueError("only sqlite:/// URLs are supported (FTS5 is SQLite's)")
+        scheme = value.split("://", 1)[0] if "://" in value else ""
+        if scheme in ("postgresql", "postgres"):  # psycopg 3 is the driver Elora ships with
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        if scheme not in ("sqlite", "postgresql+psycopg"):
+            raise ValueError("must be a sqlite:/// or a postgresql+psycopg:// URL")
         return value
 
     @field_validator("chroma_url")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,8 @@ from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
 from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
 from core.recall.lexical import fts_query, normalise_bm25
+from core.storage import fulltext
+from core.storage.fulltext import Match
 from core.storage.models import EntryLink, MemoryEntry
 
 if TYPE_CHECKING:
@@ -166,20 +167,14 @@ class MemoryStore:
             return None
         # Every word must be there (FTS narrows the candidates); the keys decide.
         words = sorted(set(key.split()), key=len, reverse=True)[:8]
-        sql = (
-            "SELECT e.uuid FROM entries_fts JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match AND e.scope = :scope AND e.tier = :tier "
-            "AND e.status = 'active' "
-            "ORDER BY e.created_at LIMIT 50"
-        )
-        match = " AND ".join(f'"{w}"' for w in words)
+        match = Match([(w, False) for w in words], every=True)
+        where = "e.scope = :scope AND e.tier = :tier AND e.status = 'active'"
         with self.db.session() as session:
-            uuids = [
-                r[0]
-                for r in session.exec(
-                    text(sql), params={"match": match, "scope": scope, "tier": tier}
-                )
-            ]
+            rows = fulltext.matching(
+                session.connection(), "entries", match, select="e.uuid", alias="e",
+                where=where, params={"scope": scope, "tier": tier}, order="e.created_at", limit=50,
+            )  # fmt: skip
+        uuids = [r[0] for r in rows]
         rows = self.by_uuids(uuids)
         return next(
             (rows[u] for u in uuids if u in rows and text_key(rows[u].canonical_text) == key), None
@@ -392,17 +387,15 @@ class MemoryStore:
         match = fts_query(query)
         if not match:
             return {}
-        sql = (
-            "SELECT e.uuid, bm25(entries_fts) AS rank FROM entries_fts "
-            "JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match"
-        )
-        params: dict[str, Any] = {"match": match, "limit": limit}
+        where, params = [], {}
         for name, values in (("status", statuses), ("scope", scopes), ("tier", tiers)):
             if values:
-                sql += f" AND e.{name} IN (SELECT value FROM json_each(:{name}))"
-                params[name] = json.dumps(list(values))
-        sql += " ORDER BY rank LIMIT :limit"
+                marks, named = fulltext.in_list(name, list(values))
+                where.append(f"e.{name} IN {marks}")
+                params.update(named)
         with self.db.session() as session:
-            rows = session.exec(text(sql), params=params).all()
+            rows = fulltext.matching(
+                session.connection(), "entries", match, select="e.uuid", alias="e",
+                where=" AND ".join(where), params=params, limit=limit,
+            )  # fmt: skip
         return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))

@@ -13,6 +13,7 @@ import numpy as np
 from core.errors import EloraError
 from core.recall.lexical import fts_query, normalise_bm25, saturate_bm25
 from core.recall.timeparse import TimeWindow
+from core.storage import fulltext
 from core.storage.db import db_time, from_db_time
 
 if TYPE_CHECKING:
@@ -247,24 +248,21 @@ def _lexical(services, query, limit, window, chat_id) -> dict[str, float]:
     match = fts_query(query)
     if not match:
         return {}
-    sql = (
-        "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts "
-        "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-    )
-    params: list[Any] = [match]
+    where, params = [], {}
     if window is not None and window.start is not None:
-        sql += " AND c.last_at >= ?"
-        params.append(db_time(window.start))
+        where.append("c.last_at >= :start")
+        params["start"] = window.start
     if window is not None and window.end is not None:
-        sql += " AND c.first_at < ?"
-        params.append(db_time(window.end))
+        where.append("c.first_at < :end")
+        params["end"] = window.end
     if chat_id is not None:
-        sql += " AND c.chat_id = ?"
-        params.append(chat_id)
-    sql += " ORDER BY rank LIMIT ?"
-    params.append(limit)
+        where.append("c.chat_id = :chat")
+        params["chat"] = chat_id
     with services.db.session() as session:
-        rows = session.connection().exec_driver_sql(sql, tuple(params)).all()
+        rows = fulltext.matching(
+            session.connection(), "chunks", match, select="c.id", alias="c",
+            where=" AND ".join(where), params=params, limit=limit,
+        )  # fmt: skip
     return {r[0]: r[1] for r in rows}
 
 

@@ -1,9 +1,11 @@
-"""Lexical search with SQLite FTS5 / BM25: query building for French and English text."""
+"""Lexical search (SQLite FTS5 or PostgreSQL tsvector, BM25): queries for French and English."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from core.storage.fulltext import Match
 
 STOPWORDS = set(
     [
@@ -204,15 +206,13 @@ def terms(question: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def fts_query(question: str, max_terms: int = 12) -> str | None:
-    """An FTS5 MATCH expression: OR of terms, long words as prefixes (déménage ~ déménagement)."""
-    parts = []
-    for word in terms(question)[:max_terms]:
-        if len(word) >= 7 and word.isalpha():
-            parts.append(f'"{word[: max(5, len(word) - 3)]}"*')
-        else:
-            parts.append(f'"{word}"')
-    return " OR ".join(parts) if parts else None
+def fts_query(question: str, max_terms: int = 12) -> Match | None:
+    """A full-text search: OR of terms, long words as prefixes (déménage ~ déménagement).
+
+    The result is FTS5's MATCH expression and, for PostgreSQL, its words (core.storage.fulltext).
+    """
+    words = [(w, len(w) >= 7 and w.isalpha()) for w in terms(question)[:max_terms]]
+    return Match(words) if words else None
 
 
 def normalise_bm25(scores: list[float]) -> list[float]:

@@ -1,18 +1,22 @@
-"""The SQLite database: one engine per process, WAL and secure_delete on every connection."""
+"""The database: one engine per process. SQLite by default (WAL and secure_delete on every
+connection); PostgreSQL for servers and several workers (core/storage/postgres.py)."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import DateTime, Engine, TextClause, bindparam, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session
 
 from core.errors import StorageUnavailable
+from core.storage import postgres
 from core.storage.migrations import migrate
 
 # SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
@@ -29,6 +33,11 @@ UNAVAILABLE_MARKERS = (
 
 def is_unavailable(exc: BaseException) -> bool:
     """True when a database error means the store cannot be written right now."""
+    if (
+        postgres.sqlstate(exc) is not None
+        or "psycopg" in type(getattr(exc, "orig", exc)).__module__
+    ):
+        return postgres.is_unavailable(exc)
     message = str(getattr(exc, "orig", exc)).lower()
     return isinstance(exc, OperationalError | sqlite3.OperationalError) and any(
         marker in message for marker in UNAVAILABLE_MARKERS
@@ -44,8 +53,15 @@ class Database:
         self._engine: Engine | None = None
 
     @property
+    def dialect(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return "postgresql" if postgres.is_postgres(self.url) else "sqlite"
+
+    @property
     def path(self) -> Path | None:
-        """The database file, or None for an in-memory database."""
+        """The database file, or None for an in-memory database or a server."""
+        if self.dialect != "sqlite":
+            return None
         database = make_url(self.url).database
         return Path(database) if database and database != ":memory:" else None
 
@@ -57,6 +73,8 @@ class Database:
         return self._engine
 
     def _create_engine(self) -> Engine:
+        if self.dialect == "postgresql":
+            return self._migrated(postgres.create(self.url, self.busy_timeout_ms))
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,13 +104,21 @@ class Database:
             immediate = conn.get_execution_options().get("elora_immediate", False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
+        return self._migrated(engine)
+
+    def _migrated(self, engine: Engine) -> Engine:
         try:
             with engine.connect() as conn:
                 migrate(conn)
         except OperationalError as exc:
             engine.dispose()
-            raise StorageUnavailable(f"database {self.url}: {exc.orig}") from exc
+            raise StorageUnavailable(f"database {self.safe_url}: {exc.orig}") from exc
         return engine
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password (for messages and diagnostics)."""
+        return make_url(self.url).render_as_string(hide_password=True)
 
     @contextmanager
     def session(self, write: bool = False) -> Iterator[Session]:
@@ -105,7 +131,7 @@ class Database:
             with Session(engine) as session:
                 yield session
                 session.commit()
-        except OperationalError as exc:
+        except DBAPIError as exc:
             if is_unavailable(exc):
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
             raise
@@ -120,8 +146,12 @@ class Database:
         with self.session() as session:
             return session.connection().exec_driver_sql(sql, params).rowcount
 
-    def checkpoint(self) -> None:
-        """Fold the WAL back into the main file and truncate it (used after forgetting)."""
+    def checkpoint(self, tables: list[str] | None = None) -> None:
+        """After forgetting: SQLite folds the WAL back into the main file and truncates it;
+        PostgreSQL rewrites the `tables` without the old versions of erased rows."""
+        if self.dialect == "postgresql":
+            postgres.vacuum(self.engine, tables or [])
+            return
         raw = self.engine.raw_connection()  # outside any transaction, as checkpoints require
         try:
             raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
@@ -133,6 +163,18 @@ class Database:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+
+def statement(sql: str, params: dict[str, Any] | None = None) -> TextClause:
+    """Raw SQL with named parameters, the same on SQLite and PostgreSQL: datetimes are bound
+    as DateTime (SQLite's text form, PostgreSQL's timestamp)."""
+    clause = text(sql)
+    dated = [
+        bindparam(name, type_=DateTime())
+        for name, value in (params or {}).items()
+        if isinstance(value, datetime)
+    ]
+    return clause.bindparams(*dated) if dated else clause
 
 
 def db_time(value) -> str | None:
