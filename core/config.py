@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     # Prefix of collection names, so several Elora homes can share one Chroma server.
     chroma_prefix: str = Field("", pattern=r"^[a-zA-Z0-9._-]*$")
     db_busy_timeout_ms: int = Field(5000, ge=0)
+    # Several `elora bot` workers on PostgreSQL: how long a worker's claim on a chat's update
+    # lasts without renewal (a killed worker's chat is taken over after this).
+    worker_lease_seconds: float = Field(60.0, ge=0.5, le=3600)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".

@@ -10,9 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, TextClause, bindparam, create_engine, event, text
+from sqlalchemy import JSON, DateTime, Engine, TextClause, bindparam, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.types import NullType
 from sqlmodel import Session
 
 from core.errors import StorageUnavailable
@@ -166,15 +167,23 @@ class Database:
 
 
 def statement(sql: str, params: dict[str, Any] | None = None) -> TextClause:
-    """Raw SQL with named parameters, the same on SQLite and PostgreSQL: datetimes are bound
-    as DateTime (SQLite's text form, PostgreSQL's timestamp)."""
+    """Raw SQL with named parameters bound, the same on SQLite and PostgreSQL: datetimes as
+    DateTime (SQLite's text form, PostgreSQL's timestamp), dicts and lists as JSON, anything
+    else as the driver takes it (no cast, so the server infers the column's type); parameters
+    the SQL does not name are left out."""
     clause = text(sql)
-    dated = [
-        bindparam(name, type_=DateTime())
-        for name, value in (params or {}).items()
-        if isinstance(value, datetime)
-    ]
-    return clause.bindparams(*dated) if dated else clause
+    names = set(clause._bindparams)  # the :names the SQL uses
+    bound = [bindparam(name, value, type_=_type_of(value)) for name, value in
+             (params or {}).items() if name in names]  # fmt: skip
+    return clause.bindparams(*bound)
+
+
+def _type_of(value: Any):
+    if isinstance(value, datetime):
+        return DateTime()
+    if isinstance(value, dict | list):
+        return JSON()
+    return NullType()
 
 
 def db_time(value) -> str | None:

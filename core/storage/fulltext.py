@@ -109,7 +109,7 @@ def matching(
             f"JOIN {spec.table} {alias} ON {alias}.rowid = {spec.fts}.rowid "
             f"WHERE {spec.fts} MATCH :ft_match{extra} ORDER BY {order} LIMIT :ft_limit"
         )
-    return list(conn.execute(statement(sql, params), params).all())
+    return list(conn.execute(statement(sql, params)).all())
 
 
 def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:

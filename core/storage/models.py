@@ -257,3 +257,29 @@ class Meta(SQLModel, table=True):
     __tablename__ = "meta"
     key: str = Field(primary_key=True)
     value: str
+
+
+class QueuedUpdate(SQLModel, table=True):
+    """A received chat update waiting for (or leased by, or done by) one of several workers."""
+
+    __tablename__ = "updates"
+    surface: str = Field(primary_key=True)
+    update_id: int = Field(primary_key=True)
+    chat_key: str  # updates of one chat are processed one at a time, in update_id order
+    payload: dict = _json(dict)
+    state: str = "pending"  # pending | working | done | failed
+    worker: str | None = None
+    lease_until: NaiveDatetime | None = None
+    attempts: int = 0
+    received_at: NaiveDatetime
+    replied_at: NaiveDatetime | None = None  # a reply went out: a replay must not answer again
+    done_at: NaiveDatetime | None = None
+
+
+class JobClaim(SQLModel, table=True):
+    """The latest run of a scheduled job, claimed by one process so it runs once."""
+
+    __tablename__ = "job_claims"
+    name: str = Field(primary_key=True)
+    started_at: NaiveDatetime
+    worker: str
