@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.errors import EloraError
+from core.storage.db import run
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Report:
 
 def _count(services, table: str) -> int:
     with services.db.session() as session:
-        return session.connection().exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one()
+        return run(session.connection(), f"SELECT count(*) FROM {table}").scalar_one()
 
 
 def run_checks(services) -> Report:
@@ -81,11 +82,9 @@ def _database(services, report: Report) -> Check:
         )
         report.counts.update(counts)
         with services.db.session() as session:
-            version = (
-                session.connection()
-                .exec_driver_sql("SELECT max(version) FROM schema_migrations")
-                .scalar_one()
-            )
+            version = run(
+                session.connection(), "SELECT max(version) FROM schema_migrations"
+            ).scalar_one()
     except EloraError as exc:
         return Check("database", False, str(exc))
     return Check("database", True, f"{settings.resolved_database_url} (schema v{version})")

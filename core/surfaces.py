@@ -35,7 +35,8 @@ class SurfaceState:
     def set_setting(self, surface: str, chat_id: str, key: str, value: str) -> None:
         """Store a chat setting."""
         self._write(
-            "INSERT OR REPLACE INTO chat_settings (surface, chat_id, key, value) VALUES (?, ?, ?, ?)",
+            "INSERT INTO chat_settings (surface, chat_id, key, value) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (surface, chat_id, key) DO UPDATE SET value = excluded.value",
             (surface, str(chat_id), key, value),
         )
 
@@ -52,8 +53,9 @@ class SurfaceState:
     ) -> None:
         """Map a sent reply to its trace (feedback on the reply finds the trace)."""
         self._write(
-            "INSERT OR REPLACE INTO surface_messages (surface, chat_id, message_id, trace_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO surface_messages (surface, chat_id, message_id, trace_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (surface, chat_id, message_id) "
+            "DO UPDATE SET trace_id = excluded.trace_id, created_at = excluded.created_at",
             (surface, str(chat_id), str(message_id), trace_id, db_time(self.services.clock.now())),
         )
 
@@ -77,7 +79,8 @@ class SurfaceState:
         """Record that an update was processed; old records are pruned after a week."""
         now = self.services.clock.now()
         self._write(
-            "INSERT OR IGNORE INTO handled_updates (surface, update_id, handled_at) VALUES (?, ?, ?)",
+            "INSERT INTO handled_updates (surface, update_id, handled_at) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             (surface, update_id, db_time(now)),
         )
         if update_id % 500 == 0:

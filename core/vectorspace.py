@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from core.embeddings import Embedder
 from core.errors import EloraError, EmbedderMismatch, VectorStoreUnavailable
-from core.storage.db import Database
+from core.storage.db import Database, run
 from core.storage.vectors import COLLECTIONS, VectorHit, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,10 @@ class VectorSpace:
     def _record(self, signature: str) -> None:
         with self.db.session() as s:
             s.exec(
-                text("INSERT OR REPLACE INTO meta (key, value) VALUES (:k, :v)"),
+                text(
+                    "INSERT INTO meta (key, value) VALUES (:k, :v) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+                ),
                 params={"k": META_KEY, "v": signature},
             )
 
@@ -173,9 +176,7 @@ class VectorSpace:
         probe = getattr(self.index, "probe", self.index.count)
         with self.db.session() as s:
             conn = s.connection()
-            expected = {
-                n: conn.exec_driver_sql(sql).scalar_one() for n, sql in EXPECTED_SQL.items()
-            }
+            expected = {n: run(conn, sql).scalar_one() for n, sql in EXPECTED_SQL.items()}
         for name in COLLECTIONS:
             try:
                 held, error = probe(name), None

@@ -37,7 +37,8 @@ def record_operator_ids(services: Services, ids: Iterable[str]) -> int:
         kept = set(json.loads(rows[0][0])) if rows else set()
         if not new <= kept:
             services.db.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (META_KEY, json.dumps(sorted(kept | new))),
             )
     return refresh(services)
@@ -51,12 +52,12 @@ def refresh(services: Services) -> int:
         return 0
     marks = ",".join("?" * len(ids))
     changed = services.db.execute(
-        f"UPDATE captures SET is_operator = 1 WHERE surface = 'telegram' AND role = 'user' "
-        f"AND user_id IN ({marks}) AND is_operator IS NOT 1",
+        f"UPDATE captures SET is_operator = TRUE WHERE surface = 'telegram' AND role = 'user' "
+        f"AND user_id IN ({marks}) AND is_operator IS NOT TRUE",
         tuple(ids),
     )
     return changed + services.db.execute(
-        f"UPDATE captures SET is_operator = 0 WHERE surface = 'telegram' AND role = 'user' "
+        f"UPDATE captures SET is_operator = FALSE WHERE surface = 'telegram' AND role = 'user' "
         f"AND user_id IS NOT NULL AND user_id NOT IN ({marks}) AND is_operator IS NULL",
         tuple(ids),
     )

@@ -7,7 +7,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem
 from core.errors import EloraError, InvalidInput, StorageUnavailable
-from core.storage.db import db_time
+from core.storage.db import db_time, from_db_time, run, run_many
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -24,15 +24,17 @@ log = logging.getLogger(__name__)
 
 ROLE_LABELS = {"user", "assistant", "system"}
 
+# ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike): a capture or chunk stored before is
+# skipped, and RETURNING then gives no row.
 _INSERT_CAPTURE = """
-INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
+INSERT INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
     text, sent_at, captured_at, reply_to, media, provenance, consent, is_operator)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING rowid
 """
 _INSERT_CHUNK = """
-INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
+INSERT INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
     first_at, last_at, part, vector_state)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT DO NOTHING RETURNING rowid
 """
 
 
@@ -58,6 +60,11 @@ def embedding_text(text: str, speakers: list[str]) -> str:
         lines.append(body if speaker == previous else f"{speaker.split()[0]}: {body}")
         previous = speaker
     return "\n".join(lines)
+
+
+def _epoch(value) -> int:
+    """A stored datetime (naive UTC) as Unix seconds, the form vector metadata keeps."""
+    return int(from_db_time(value).replace(tzinfo=UTC).timestamp())
 
 
 def _dumps(value) -> str:
@@ -110,7 +117,8 @@ class Archive:
         fresh: list[CaptureIn] = []
         rowids: dict[str, int] = {}
         for c in items:
-            row = conn.exec_driver_sql(
+            row = run(
+                conn,
                 _INSERT_CAPTURE,
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
@@ -143,7 +151,8 @@ class Archive:
     def _insert_chunks(self, conn: Connection, plans: list[ChunkPlan], rowids) -> list[str]:
         ids = []
         for p in plans:
-            row = conn.exec_driver_sql(
+            row = run(
+                conn,
                 _INSERT_CHUNK,
                 (
                     p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
@@ -153,8 +162,10 @@ class Archive:
             if row is None:
                 continue
             ids.append(p.id)
-            conn.exec_driver_sql(
-                "INSERT OR IGNORE INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?)",
+            run_many(
+                conn,
+                "INSERT INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?) "
+                "ON CONFLICT DO NOTHING",
                 [(row[0], rowids[cid]) for cid in p.capture_ids],
             )
         return ids
@@ -164,14 +175,11 @@ class Archive:
     def _existing_id(self, item: CaptureIn) -> str:
         """The id under which this message was archived before."""
         with self.db.session() as session:
-            row = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT id FROM captures WHERE id = ? OR (surface = ? AND chat_id = ? AND message_id = ?)",
-                    (item.id, item.surface, item.chat_id, item.message_id),
-                )
-                .first()
-            )
+            row = run(
+                session.connection(),
+                "SELECT id FROM captures WHERE id = ? OR (surface = ? AND chat_id = ? AND message_id = ?)",
+                (item.id, item.surface, item.chat_id, item.message_id),
+            ).first()
         return row[0] if row else item.id
 
     def index_pending(
@@ -201,7 +209,7 @@ class Archive:
                     [r[0] for r in rows],
                     [embedding_text(r[1], json.loads(r[6])) for r in rows],
                     [
-                        {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
+                        {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": _epoch(r[5])}
                         for r in rows
                     ],
                 )
@@ -209,7 +217,8 @@ class Archive:
                 log.warning("archive indexing deferred for %d chunks: %s", len(rows), exc)
                 return done
             with self.db.session() as session:
-                session.connection().exec_driver_sql(
+                run_many(
+                    session.connection(),
                     "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                     [(r[0],) for r in rows],
                 )
@@ -224,8 +233,8 @@ class Archive:
 
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
-            "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
-            "speakers FROM chunks WHERE vector_state = 'pending'"
+            "SELECT id, text, chat_id, surface, kind, first_at, speakers FROM chunks "
+            "WHERE vector_state = 'pending'"
         )
         params: tuple = ()
         if chunk_ids is not None:
@@ -234,29 +243,26 @@ class Archive:
             params = tuple(chunk_ids)
         sql += f" ORDER BY rowid LIMIT {int(limit)}"
         with self.db.session() as session:
-            return list(session.connection().exec_driver_sql(sql, params).all())
+            return list(run(session.connection(), sql, params).all())
 
     # -- reading ---------------------------------------------------------------------------
 
     def capture_ids_of(self, chunk_id: str) -> list[str]:
         """Ids of the captures a chunk covers."""
         with self.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT c.id FROM captures c JOIN chunk_captures cc ON cc.capture_rowid = c.rowid "
-                    "JOIN chunks k ON k.rowid = cc.chunk_rowid WHERE k.id = ?",
-                    (chunk_id,),
-                )
-                .all()
-            )
+            rows = run(
+                session.connection(),
+                "SELECT c.id FROM captures c JOIN chunk_captures cc ON cc.capture_rowid = c.rowid "
+                "JOIN chunks k ON k.rowid = cc.chunk_rowid WHERE k.id = ?",
+                (chunk_id,),
+            ).all()
         return [r[0] for r in rows]
 
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
         with self.db.session() as session:
             conn = session.connection()
-            one = lambda sql: conn.exec_driver_sql(sql).scalar_one()  # noqa: E731
+            one = lambda sql: run(conn, sql).scalar_one()  # noqa: E731
             return {
                 "captures": one("SELECT count(*) FROM captures"),
                 "chunks": one("SELECT count(*) FROM chunks"),
@@ -282,7 +288,5 @@ class Archive:
     def mark_all_pending(self) -> int:
         """Flag every chunk for re-embedding (after a model change); return how many."""
         with self.db.session() as session:
-            result = session.connection().exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'pending'"
-            )
+            result = run(session.connection(), "UPDATE chunks SET vector_state = 'pending'")
             return result.rowcount

@@ -27,15 +27,13 @@ def claim_run(services: Services, name: str, every_minutes: float, worker: str) 
     """Whether this process should run job `name` now (and, if so, the run is claimed)."""
     now = services.clock.now()
     due = now - timedelta(minutes=every_minutes * DUE_SHARE)
-    postgres = services.db.dialect == "postgresql"
-    insert = "INSERT INTO" if postgres else "INSERT OR IGNORE INTO"
-    conflict = " ON CONFLICT DO NOTHING" if postgres else ""
     params = {"n": name, "now": now, "due": due, "w": worker}
     with services.db.session(write=True) as session:
         conn = session.connection()
         first = conn.execute(
             statement(
-                f"{insert} job_claims (name, started_at, worker) VALUES (:n, :now, :w){conflict}",
+                "INSERT INTO job_claims (name, started_at, worker) VALUES (:n, :now, :w) "
+                "ON CONFLICT DO NOTHING",
                 params,
             )
         ).rowcount

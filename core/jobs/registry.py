@@ -129,7 +129,10 @@ def get_job(name: str) -> Job:
 def _remember_run(services, name: str, outcome: dict) -> None:
     with services.db.session() as session:
         session.exec(
-            text("INSERT OR REPLACE INTO meta (key, value) VALUES (:k, :v)"),
+            text(
+                "INSERT INTO meta (key, value) VALUES (:k, :v) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ),
             params={"k": f"job:{name}", "v": json.dumps(outcome, default=str)},
         )
 

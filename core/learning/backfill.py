@@ -15,7 +15,7 @@ from core.errors import EloraError
 from core.learning.consent import LEARNABLE, Consent, ConsentRefused, blocked_by_rule
 from core.learning.engine import LearningReport, contact_name, message
 from core.learning.heuristics import heuristic_candidates
-from core.storage.db import db_time
+from core.storage.db import db_time, run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -42,7 +42,7 @@ def _pending(services: Services, chat_id: str | None, since: datetime | None, li
     sql += " ORDER BY c.sent_at LIMIT ?"
     params.append(limit)
     with services.db.session() as session:
-        return session.connection().exec_driver_sql(sql, tuple(params)).all()
+        return run(session.connection(), sql, tuple(params)).all()
 
 
 def _message(row, operator_ids: set[str]) -> dict[str, Any]:
@@ -62,8 +62,10 @@ def count_pending(services: Services, chat_id: str | None, since: datetime | Non
 def _mark(services: Services, capture_ids: list[str]) -> None:
     now = db_time(services.clock.now())
     with services.db.session() as session:
-        session.connection().exec_driver_sql(
-            "INSERT OR IGNORE INTO learned_captures (capture_id, learned_at) VALUES (?, ?)",
+        run(
+            session.connection(),
+            "INSERT INTO learned_captures (capture_id, learned_at) VALUES (?, ?) "
+            "ON CONFLICT DO NOTHING",
             [(cid, now) for cid in capture_ids],
         )
 

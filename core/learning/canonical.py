@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.memory.api import _free_slug
 from core.memory.schema import EntryIn, slug_for, topics_from_text
-from core.storage.db import from_db_time
+from core.storage.db import from_db_time, run
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -27,15 +27,12 @@ def capture_sources(services: Services, capture_ids: list[str]) -> list[dict[str
         return []
     marks = ",".join("?" * len(capture_ids))
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT id, surface, chat_id, message_id, sent_at, sender, role FROM captures "
-                f"WHERE id IN ({marks}) ORDER BY sent_at",
-                tuple(capture_ids),
-            )
-            .all()
-        )
+        rows = run(
+            session.connection(),
+            "SELECT id, surface, chat_id, message_id, sent_at, sender, role FROM captures "
+            f"WHERE id IN ({marks}) ORDER BY sent_at",
+            tuple(capture_ids),
+        ).all()
     return [
         {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
          "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}

@@ -9,6 +9,7 @@ from them (promotion, the Markdown mirror) goes through `Consent` below.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -106,9 +107,9 @@ def withhold_previous(services: Services, capture_id: str, minutes: int = 30) ->
     surface, chat, user, sent, rowid = found[0]
     previous = services.db.rows(
         "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
-        "AND user_id IS ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, user, sent, sent, rowid),
+        "AND (user_id = ? OR (user_id IS NULL AND ? IS NULL)) "
+        "AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+        (surface, chat, user, user, sent, sent, rowid),
     )
     if not previous or _minutes_between(previous[0][1], sent) > minutes:
         return 0
@@ -116,11 +117,11 @@ def withhold_previous(services: Services, capture_id: str, minutes: int = 30) ->
     services.db.execute(
         "UPDATE captures SET consent = ? WHERE id = ? AND consent IS NULL", (DONT_REMEMBER, target)
     )
+    # Drawn from it alone: the stored JSON list is exactly [target] (ids need no escaping).
     return services.db.execute(
         "DELETE FROM proposals WHERE status IN ('pending', 'recommended') "
-        "AND json_array_length(source_capture_ids) = 1 "
-        "AND json_extract(source_capture_ids, '$[0]') = ?",
-        (target,),
+        "AND source_capture_ids = ?",
+        (json.dumps([target]),),
     )
 
 

@@ -33,6 +33,7 @@ from core.learning.consent import (
 )
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
+from core.storage.db import run
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -209,15 +210,12 @@ class Learner:
         if not capture_ids:
             return None
         with self.services.db.session() as session:
-            row = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT max(sent_at) FROM captures WHERE id IN "
-                    f"({','.join('?' * len(capture_ids))})",
-                    tuple(capture_ids),
-                )
-                .first()
-            )
+            row = run(
+                session.connection(),
+                "SELECT max(sent_at) FROM captures WHERE id IN "
+                f"({','.join('?' * len(capture_ids))})",
+                tuple(capture_ids),
+            ).first()
         if not row or row[0] is None:
             return None
         return datetime.fromisoformat(str(row[0]))

@@ -69,12 +69,14 @@ def _answers_the_assistant(services: Services, surface: str, chat: str, sent, ro
     """Whether the message before this one in its chat is a reply of Elora's (not of an
     imported assistant such as ChatGPT)."""
     rows = services.db.rows(
-        "SELECT role, json_extract(provenance, '$.import') FROM captures "
+        "SELECT role, provenance FROM captures "
         "WHERE surface = ? AND chat_id = ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
         "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
         (surface, chat, sent, sent, rowid),
     )
-    return bool(rows) and rows[0][0] == "assistant" and rows[0][1] is None
+    if not rows or rows[0][0] != "assistant":
+        return False
+    return (json.loads(rows[0][1] or "{}") or {}).get("import") is None
 
 
 def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
@@ -93,11 +95,8 @@ def _negative_feedback(services: Services, start: datetime, end: datetime) -> li
 
 def _reflected(services: Services) -> set[str]:
     """Turns a previous run already turned into a lesson (a rerun must not repeat them)."""
-    rows = services.db.rows(
-        "SELECT j.value FROM proposals p, json_each(p.source_capture_ids) j "
-        "WHERE p.origin = 'reflexion'"
-    )
-    return {r[0] for r in rows}
+    rows = services.db.rows("SELECT source_capture_ids FROM proposals WHERE origin = 'reflexion'")
+    return {str(capture_id) for (ids,) in rows for capture_id in json.loads(ids or "[]")}
 
 
 def _violated_rule(text: str, rules) -> Any:

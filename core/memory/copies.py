@@ -24,6 +24,7 @@ from sqlalchemy import Connection
 
 from core.memory.matching import FORGOTTEN, Phrase, fold_for_match
 from core.memory.trace_copies import RowRewrite, loads, trace_copies
+from core.storage.db import run
 
 if TYPE_CHECKING:
     from core.memory.home_files import FileCopy
@@ -201,9 +202,10 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     source ids of the documents among them."""
     phrase, sources = target.phrase, set(target.source_ids)
     found, documents = [], set()
-    rows = conn.exec_driver_sql(
+    rows = run(
+        conn,
         "SELECT rowid, id, surface, chat_id, sent_at, role, kind, sender, text, media, "
-        "provenance FROM captures ORDER BY chat_id, sent_at"
+        "provenance FROM captures ORDER BY chat_id, sent_at",
     )
     for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
         if cid in sources:
@@ -234,9 +236,10 @@ def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
 
 def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCopy]:
     found = []
-    rows = conn.exec_driver_sql(
+    rows = run(
+        conn,
         "SELECT uuid, memory_id, canonical_text, embedding_text, attributes, sources "
-        "FROM memory_entries"
+        "FROM memory_entries",
     )
     for uuid, memory_id, canonical, embedded, attributes, sources in rows:
         if uuid == target.entry_uuid:
@@ -262,9 +265,10 @@ def _all_erased(sources: Any, erased: set[str]) -> bool:
 
 def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[str]) -> list[str]:
     phrase, found = target.phrase, []
-    rows = conn.exec_driver_sql(
+    rows = run(
+        conn,
         "SELECT id, memory_id, text, candidate, reasons, decision_note, source_capture_ids "
-        "FROM proposals"
+        "FROM proposals",
     )
     for pid, memory_id, text, candidate, reasons, note, cited in rows:
         if (
@@ -282,9 +286,7 @@ def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[
 def _link_notes(conn: Connection, target: Target, erased_uuids: set[str]) -> list[RowRewrite]:
     if target.phrase is None:
         return []
-    rows = conn.exec_driver_sql(
-        "SELECT id, from_uuid, to_uuid, note FROM entry_links WHERE note IS NOT NULL"
-    )
+    rows = run(conn, "SELECT id, from_uuid, to_uuid, note FROM entry_links WHERE note IS NOT NULL")
     return [
         RowRewrite("entry_links", rowid, {"note": None}, "link note")
         for rowid, a, b, note in rows
@@ -316,9 +318,10 @@ def _merged(texts: list[str], least: int = 20) -> str:
 
 def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[SessionCopy]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    rows = conn.exec_driver_sql(
+    rows = run(
+        conn,
         "SELECT user_id, chat_id, source_id, id, text FROM session_chunks "
-        "ORDER BY user_id, chat_id, source_id, position"
+        "ORDER BY user_id, chat_id, source_id, position",
     )
     for user_id, chat_id, source_id, chunk, text in rows:
         groups.setdefault((user_id, chat_id, source_id), []).append((chunk, text))
@@ -334,7 +337,7 @@ def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[Ses
 
 def _threads(conn: Connection, target: Target, erased: set[str]) -> list[RowRewrite]:
     phrase, found = target.phrase, []
-    rows = conn.exec_driver_sql("SELECT rowid, id, kind, messages, summary, role FROM threads")
+    rows = run(conn, "SELECT rowid, id, kind, messages, summary, role FROM threads")
     for rowid, thread_id, kind, messages, summary, role in rows:
         turns = loads(messages, []) or []
         kept = [

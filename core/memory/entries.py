@@ -16,6 +16,8 @@ from core.ids import memory_uuid
 from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
 from core.recall.lexical import fts_query, normalise_bm25
 from core.storage import fulltext
+from core.storage.db import run
+from core.storage.dialect import json_list_holds
 from core.storage.fulltext import Match
 from core.storage.models import EntryLink, MemoryEntry
 
@@ -103,7 +105,8 @@ class MemoryStore:
             log.warning("memory indexing deferred for %d entries: %s", len(rows), exc)
             return 0
         with self.db.session() as session:
-            session.connection().exec_driver_sql(
+            run(
+                session.connection(),
                 "UPDATE memory_entries SET vector_state = 'indexed' WHERE uuid = ?",
                 [(r.uuid,) for r in rows],
             )
@@ -191,7 +194,7 @@ class MemoryStore:
         return {r.uuid: r for r in rows}
 
     @staticmethod
-    def _filtered(stmt, tier, scope, topic, status):
+    def _filtered(stmt, tier, scope, topic, status, dialect="sqlite"):
         if tier:
             stmt = stmt.where(MemoryEntry.tier == tier)
         if scope:
@@ -199,9 +202,8 @@ class MemoryStore:
         if status:
             stmt = stmt.where(MemoryEntry.status == status)
         if topic:
-            stmt = stmt.where(
-                text("EXISTS (SELECT 1 FROM json_each(memory_entries.topics) WHERE value = :topic)")
-            ).params(topic=topic.lower())
+            stmt = stmt.where(text(json_list_holds(dialect, "memory_entries.topics", "topic")))
+            stmt = stmt.params(topic=topic.lower())
         return stmt
 
     def list(
@@ -214,7 +216,7 @@ class MemoryStore:
         offset: int = 0,
     ) -> list[MemoryEntry]:
         """A page of entries, most recently touched first."""
-        stmt = self._filtered(select(MemoryEntry), tier, scope, topic, status)
+        stmt = self._filtered(select(MemoryEntry), tier, scope, topic, status, self.db.dialect)
         stmt = stmt.order_by(col(MemoryEntry.last_touched).desc()).offset(offset).limit(limit)
         with self.db.session() as session:
             rows = list(session.exec(stmt))
@@ -231,8 +233,9 @@ class MemoryStore:
     ) -> int:
         """How many entries match these filters."""
         stmt = self._filtered(
-            select(func.count()).select_from(MemoryEntry), tier, scope, topic, status
-        )
+            select(func.count()).select_from(MemoryEntry), tier, scope, topic, status,
+            self.db.dialect,
+        )  # fmt: skip
         with self.db.session() as session:
             return session.exec(stmt).one()
 

@@ -20,7 +20,7 @@ from core.errors import EloraError
 from core.memory.copies import ErasePlan, resolve_target, scan_database
 from core.memory.home_files import erase_files, find_files
 from core.memory.tombstones import bury, bury_entry
-from core.storage.db import db_time
+from core.storage.db import db_time, run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -75,7 +75,7 @@ def erase(
         _rewrite_rows(conn, plan)
         _log(conn, services, plan, removed)
         for fts in FTS_INDEXES:
-            conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+            run(conn, f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
@@ -111,32 +111,36 @@ def _erase_messages(conn: Connection, plan: ErasePlan) -> tuple[int, list[str], 
         return 0, [], []
     chunks: dict[int, str] = {}
     for rowid in rowids:
-        for chunk_rowid, chunk_id in conn.exec_driver_sql(
+        for chunk_rowid, chunk_id in run(
+            conn,
             "SELECT c.rowid, c.id FROM chunks c JOIN chunk_captures cc ON cc.chunk_rowid = c.rowid "
             "WHERE cc.capture_rowid = ?",
             (rowid,),
         ):
             chunks[chunk_rowid] = chunk_id
-    conn.exec_driver_sql("DELETE FROM captures WHERE rowid = ?", [(r,) for r in rowids])
-    conn.exec_driver_sql(
+    run(conn, "DELETE FROM captures WHERE rowid = ?", [(r,) for r in rowids])
+    run(
+        conn,
         "DELETE FROM learned_captures WHERE capture_id = ?",
         [(m.capture_id,) for m in plan.messages],
     )
     rewritten, dropped = [], []
     for chunk_rowid, chunk_id in chunks.items():
-        rest = conn.exec_driver_sql(
+        rest = run(
+            conn,
             "SELECT c.sender, c.role, c.text, c.message_id FROM captures c "
             "JOIN chunk_captures cc ON cc.capture_rowid = c.rowid WHERE cc.chunk_rowid = ? "
             "ORDER BY c.sent_at",
             (chunk_rowid,),
         ).all()
         if not rest:
-            conn.exec_driver_sql("DELETE FROM chunks WHERE rowid = ?", (chunk_rowid,))
+            run(conn, "DELETE FROM chunks WHERE rowid = ?", (chunk_rowid,))
             dropped.append(chunk_id)
             continue
         text = "\n".join(f"{sender or role}: {body}" for sender, role, body, _ in rest)
         speakers = list(dict.fromkeys(sender for sender, *_ in rest if sender))
-        conn.exec_driver_sql(
+        run(
+            conn,
             "UPDATE chunks SET text = ?, message_ids = ?, speakers = ?, vector_state = 'pending' "
             "WHERE rowid = ?",
             (text, json.dumps([m for *_, m in rest]), json.dumps(speakers), chunk_rowid),
@@ -151,7 +155,8 @@ def _entry_texts(conn: Connection, plan: ErasePlan) -> list[str]:
     texts: list[str] = []
     for start in range(0, len(uuids), 500):
         part = uuids[start : start + 500]
-        rows = conn.exec_driver_sql(
+        rows = run(
+            conn,
             "SELECT canonical_text FROM memory_entries WHERE uuid IN "
             f"({','.join('?' * len(part))})",
             tuple(part),
@@ -164,19 +169,20 @@ def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
     """Entries (with their links), proposals and session chunks."""
     uuids = [(e.uuid,) for e in plan.entries]
     if uuids:
-        conn.exec_driver_sql("DELETE FROM memory_entries WHERE uuid = ?", uuids)
-        conn.exec_driver_sql("DELETE FROM entry_links WHERE from_uuid = ? OR to_uuid = ?",
+        run(conn, "DELETE FROM memory_entries WHERE uuid = ?", uuids)
+        run(conn, "DELETE FROM entry_links WHERE from_uuid = ? OR to_uuid = ?",
                              [(u, u) for (u,) in uuids])  # fmt: skip
-        conn.exec_driver_sql(
+        run(
+            conn,
             "UPDATE proposals SET conflict_uuid = NULL, conflict_relation = NULL "
             "WHERE conflict_uuid = ?",
             uuids,
         )
     if plan.proposals:
-        conn.exec_driver_sql("DELETE FROM proposals WHERE id = ?", [(p,) for p in plan.proposals])
+        run(conn, "DELETE FROM proposals WHERE id = ?", [(p,) for p in plan.proposals])
     chunk_ids = [(c,) for s in plan.sessions for c in s.chunk_ids]
     if chunk_ids:
-        conn.exec_driver_sql("DELETE FROM session_chunks WHERE id = ?", chunk_ids)
+        run(conn, "DELETE FROM session_chunks WHERE id = ?", chunk_ids)
 
 
 def _rewrite_rows(conn: Connection, plan: ErasePlan) -> None:
@@ -189,15 +195,17 @@ def _rewrite_rows(conn: Connection, plan: ErasePlan) -> None:
             for c in columns
         ]
         assignments = ", ".join(f"{c} = ?" for c in columns)
-        conn.exec_driver_sql(
-            f"UPDATE {rewrite.table} SET {assignments} WHERE rowid = ?", (*values, rewrite.rowid)
+        run(
+            conn,
+            f"UPDATE {rewrite.table} SET {assignments} WHERE rowid = ?",
+            (*values, rewrite.rowid),
         )
 
 
 def _log(conn: Connection, services: Services, plan: ErasePlan, removed: int) -> None:
     """One forget_log row: the named entry's uuid (never a slug) or '' for a phrase, counts."""
     target = plan.target
-    conn.exec_driver_sql(
+    run(conn,
         "INSERT INTO forget_log (entry_uuid, with_sources, removed_captures, forgotten_at, "
         "matching, removed_entries) VALUES (?, ?, ?, ?, ?, ?)",
         (target.entry_uuid or "", target.with_sources, removed,

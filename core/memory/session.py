@@ -13,6 +13,7 @@ from core.archive.chunking import split_text
 from core.errors import EloraError
 from core.ids import new_id
 from core.recall.lexical import fold, terms
+from core.storage.db import run
 from core.storage.models import SessionChunk
 
 if TYPE_CHECKING:
@@ -153,7 +154,8 @@ class SessionMemory:
         with self.db.session(write=True) as session:
             ids = list(session.exec(select(SessionChunk.id).where(condition)))
             if ids:
-                session.connection().exec_driver_sql(
+                run(
+                    session.connection(),
                     f"DELETE FROM session_chunks WHERE id IN ({','.join('?' * len(ids))})",
                     tuple(ids),
                 )

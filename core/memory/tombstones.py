@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 from collections.abc import Iterable
@@ -45,7 +46,8 @@ def _key(services: Services) -> bytes:
     rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
     if not rows:
         services.db.execute(
-            "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (KEY, secrets.token_hex(32))
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (KEY, secrets.token_hex(32)),
         )
         rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
     return bytes.fromhex(rows[0][0])
@@ -68,7 +70,8 @@ def bury(services: Services, texts: Iterable[str]) -> int:
     added = 0
     for d in _digests(services, texts):
         added += services.db.execute(
-            "INSERT OR IGNORE INTO tombstones (digest, created_at) VALUES (?, ?)", (d, now)
+            "INSERT INTO tombstones (digest, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (d, now),
         )
     return added
 
@@ -82,11 +85,11 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
     the same thing from them in other words."""
     texts = [entry.canonical_text]
     for text, candidate in services.db.rows(
-        "SELECT text, json_extract(candidate, '$.text') FROM proposals "
-        "WHERE memory_id = ? OR id = ?",
+        "SELECT text, candidate FROM proposals WHERE memory_id = ? OR id = ?",
         (entry.memory_id, (entry.attributes or {}).get("proposal_id") or ""),
     ):
-        texts += [t for t in (text, candidate) if t]
+        wording = (json.loads(candidate or "{}") or {}).get("text")
+        texts += [t for t in (text, wording) if t and isinstance(t, str)]
     bury(services, texts)
     sources = [
         s["capture_id"] for s in entry.sources or [] if isinstance(s, dict) and s.get("capture_id")

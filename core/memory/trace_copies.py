@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from core.memory.matching import FORGOTTEN
+from core.storage.db import run
 
 if TYPE_CHECKING:
     from core.memory.copies import Target
@@ -81,7 +82,7 @@ def trace_copies(
 ) -> list[RowRewrite]:
     phrase, ids, found = target.phrase, _id_pattern(memory_ids), []
     columns = ", ".join(TRACE_JSON)
-    rows = conn.exec_driver_sql(f"SELECT rowid, capture_id, error, {columns} FROM traces")
+    rows = run(conn, f"SELECT rowid, capture_id, error, {columns} FROM traces")
     for rowid, capture_id, error, *stored in rows:
         values: dict[str, Any] = {}
         asked = bool(capture_id) and capture_id in erased

@@ -14,7 +14,7 @@ from core.errors import EloraError
 from core.recall.lexical import fts_query, normalise_bm25, saturate_bm25
 from core.recall.timeparse import TimeWindow
 from core.storage import fulltext
-from core.storage.db import db_time, from_db_time
+from core.storage.db import db_time, from_db_time, run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -211,29 +211,25 @@ def _window_counts(services, window: TimeWindow, chat_id: str | None) -> tuple[i
     """How many chunks the window selects, and how many the archive holds (one query)."""
     sql, params = _window_sql(window, chat_id)
     with services.db.session() as session:
-        row = (
-            session.connection()
-            .exec_driver_sql(
-                f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)", tuple(params)
-            )
-            .one()
-        )
+        row = run(
+            session.connection(),
+            f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)",
+            tuple(params),
+        ).one()
     return row[0], row[1]
 
 
 def _chunk_count(services) -> int:
     """How many chunks the archive holds."""
     with services.db.session() as session:
-        return session.connection().exec_driver_sql("SELECT count(*) FROM chunks").scalar_one()
+        return run(session.connection(), "SELECT count(*) FROM chunks").scalar_one()
 
 
 def _window_ids(services, window: TimeWindow, chat_id: str | None, limit: int) -> list[str]:
     """Ids of (at most `limit` of) the chunks the window selects."""
     sql, params = _window_sql(window, chat_id)
     with services.db.session() as session:
-        rows = (
-            session.connection().exec_driver_sql(f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
-        )
+        rows = run(session.connection(), f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
     return [r[0] for r in rows]
 
 
@@ -271,15 +267,12 @@ def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
         return []
     marks = ",".join("?" * len(ids))
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at "
-                f"FROM chunks WHERE id IN ({marks})",
-                tuple(ids),
-            )
-            .all()
-        )
+        rows = run(
+            session.connection(),
+            "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at "
+            f"FROM chunks WHERE id IN ({marks})",
+            tuple(ids),
+        ).all()
     return [
         {
             "id": r[0],
@@ -302,19 +295,22 @@ def attach_neighbours(services: Services, hit: ArchiveHit, before: int = 2, afte
         return
     with services.db.session() as session:
         conn = session.connection()
-        anchor = conn.exec_driver_sql(
+        anchor = run(
+            conn,
             "SELECT sent_at FROM captures WHERE surface = ? AND chat_id = ? AND message_id = ?",
             (hit.surface, hit.chat_id, hit.message_ids[0]),
         ).first()
         if anchor is None:
             return
         columns = "message_id, sender, role, text, sent_at"
-        earlier = conn.exec_driver_sql(
+        earlier = run(
+            conn,
             f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at < ? "
             "ORDER BY sent_at DESC LIMIT ?",
             (hit.surface, hit.chat_id, anchor[0], before),
         ).all()
-        later = conn.exec_driver_sql(
+        later = run(
+            conn,
             f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at > ? "
             "ORDER BY sent_at LIMIT ?",
             (hit.surface, hit.chat_id, anchor[0], after),

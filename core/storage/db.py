@@ -10,7 +10,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Engine, TextClause, bindparam, create_engine, event, text
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Engine,
+    TextClause,
+    bindparam,
+    create_engine,
+    event,
+    text,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.types import NullType
@@ -19,6 +28,7 @@ from sqlmodel import Session
 from core.errors import StorageUnavailable
 from core.storage import postgres
 from core.storage.migrations import migrate
+from core.storage.models import JSONText
 
 # SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
 UNAVAILABLE_MARKERS = (
@@ -138,14 +148,15 @@ class Database:
             raise
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Every row of one raw SQL query, in its own short transaction."""
+        """Every row of one raw SQL query (`?` placeholders), in its own short transaction."""
         with self.session() as session:
-            return list(session.connection().exec_driver_sql(sql, params).all())
+            return list(session.connection().execute(qmark(sql, params)).all())
 
     def execute(self, sql: str, params: tuple = ()) -> int:
-        """Run one raw SQL statement in its own transaction; the number of rows it changed."""
+        """Run one raw SQL statement (`?` placeholders) in its own transaction; the number of
+        rows it changed."""
         with self.session() as session:
-            return session.connection().exec_driver_sql(sql, params).rowcount
+            return session.connection().execute(qmark(sql, params)).rowcount
 
     def checkpoint(self, tables: list[str] | None = None) -> None:
         """After forgetting: SQLite folds the WAL back into the main file and truncates it;
@@ -182,8 +193,50 @@ def _type_of(value: Any):
     if isinstance(value, datetime):
         return DateTime()
     if isinstance(value, dict | list):
-        return JSON()
+        return JSONText()
     return NullType()
+
+
+def run(conn: Connection, sql: str, params: tuple | list = ()):
+    """Execute raw SQL written with `?` placeholders on either database; its result. A list
+    of parameter tuples runs it once per tuple (as exec_driver_sql does)."""
+    if isinstance(params, list) and params and isinstance(params[0], tuple | list):
+        return run_many(conn, sql, params)
+    return conn.execute(qmark(sql, params))
+
+
+def run_many(conn: Connection, sql: str, rows: list[tuple]) -> None:
+    """Execute raw SQL written with `?` placeholders once per row of parameters."""
+    if not rows:
+        return
+    clause = qmark(sql, rows[0])
+    names = list(clause._bindparams)
+    unbound = text(clause.text).bindparams(
+        *(bindparam(n, type_=_type_of(v)) for n, v in zip(names, rows[0], strict=True))
+    )
+    conn.execute(unbound, [dict(zip(names, row, strict=True)) for row in rows])
+
+
+def qmark(sql: str, params: tuple | list = ()) -> TextClause:
+    """SQL written with `?` placeholders (outside quotes) as a statement() for either
+    database: the marks become named parameters bound in order."""
+    out, values, quote = [], {}, None
+    for char in sql:
+        if quote:
+            quote = None if char == quote else quote
+            if char == ":":  # a colon in a literal is no parameter
+                char = "\\:"
+        elif char in "'\"":
+            quote = char
+        elif char == "?":
+            name = f"q{len(values)}"
+            values[name] = params[len(values)]
+            out.append(f":{name}")
+            continue
+        out.append(char)
+    if len(values) != len(params):
+        raise ValueError(f"{len(params)} parameters for {len(values)} placeholders: {sql[:80]}")
+    return statement("".join(out), values)
 
 
 def db_time(value) -> str | None:

@@ -264,8 +264,6 @@ def create_postgres_search(conn: Connection, indexes: Iterable[tuple[str, str, t
 
 
 def _as_text(column: str) -> str:
-    if column == "topics":  # a JSON list: its words are what is searched
-        return "coalesce(topics::text, '')"
     return f"coalesce({column}, '')"
 
 

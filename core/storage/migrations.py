@@ -39,6 +39,8 @@ _POSTGRES_DDL = (
     (re.compile(r"\bINTEGER\b"), "BIGINT"),
     (re.compile(r"\bDATETIME\b"), "TIMESTAMP"),
     (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
+    # JSON lives as text on both (core.storage.models.JSONText): raw SQL reads the same.
+    (re.compile(r"\bJSON\b"), "TEXT"),
     (re.compile(r"\b(BOOLEAN NOT NULL DEFAULT) 0\b"), r"\1 FALSE"),
     (re.compile(r"\b(BOOLEAN NOT NULL DEFAULT) 1\b"), r"\1 TRUE"),
 )  # fmt: skip

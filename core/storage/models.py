@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import NaiveDatetime
-from sqlalchemy import JSON, Column
+from sqlalchemy import Column, Text
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 
+class JSONText(TypeDecorator):
+    """A JSON value stored as its text, on SQLite and PostgreSQL alike, so that raw SQL reads
+    the same text from both (PostgreSQL's json type would come back already parsed)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        """Python value → JSON text (as SQLAlchemy's JSON type writes it)."""
+        return None if value is None else json.dumps(value)
+
+    def process_result_value(self, value, dialect):
+        """JSON text → Python value."""
+        return None if value is None else json.loads(value)
+
+
 def _json(default_factory=list):
-    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
+    return Field(default_factory=default_factory, sa_column=Column(JSONText, nullable=False))
 
 
 class Capture(SQLModel, table=True):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import EloraError, StorageError
+from core.storage.db import run
 from core.storage.models import MemoryEntry, SessionChunk
 from core.storage.vectors import COLLECTIONS
 
@@ -125,11 +126,9 @@ def rebuild_vectors(
 
 def _mark_entries_pending(services: Services) -> int:
     with services.db.session() as session:
-        return (
-            session.connection()
-            .exec_driver_sql("UPDATE memory_entries SET vector_state = 'pending'")
-            .rowcount
-        )
+        return run(
+            session.connection(), "UPDATE memory_entries SET vector_state = 'pending'"
+        ).rowcount
 
 
 def _index_entries(services: Services, advance: Callable[[int], None]) -> int:

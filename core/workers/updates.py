@@ -85,14 +85,12 @@ class UpdateQueue:
 
     def receive(self, update_id: int, chat_key: str, payload: dict[str, Any]) -> bool:
         """Store a received update (once: a redelivery is ignored); whether it was new."""
-        insert = "INSERT INTO" if self._postgres else "INSERT OR IGNORE INTO"
-        conflict = " ON CONFLICT DO NOTHING" if self._postgres else ""
         with self.services.db.session() as session:
             conn = session.connection()
             added = self._run(
                 conn,
-                f"{insert} updates (surface, update_id, chat_key, payload, received_at) "
-                f"VALUES (:s, :u, :c, :p, :t){conflict}",
+                "INSERT INTO updates (surface, update_id, chat_key, payload, received_at) "
+                "VALUES (:s, :u, :c, :p, :t) ON CONFLICT DO NOTHING",
                 u=int(update_id), c=chat_key, p=json.dumps(payload), t=self.services.clock.now(),
             ).rowcount  # fmt: skip
             if added:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.archive.records import CaptureIn
+from core.storage.db import run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -439,14 +440,11 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
     """Give every pending chunk a resampled vector and mark it indexed (see resampled_vectors)."""
     services.vectorspace.ensure_compatible()
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT id, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), text "
-                "FROM chunks WHERE vector_state = 'pending' ORDER BY rowid"
-            )
-            .all()
-        )
+        rows = run(
+            session.connection(),
+            "SELECT id, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), text "
+            "FROM chunks WHERE vector_state = 'pending' ORDER BY rowid",
+        ).all()
     vectors = resampled_vectors(services, [r[5] for r in rows], seed)
     for i in range(0, len(rows), UPSERT_BATCH):
         part = rows[i : i + UPSERT_BATCH]
@@ -457,8 +455,10 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
             [{"chat_id": r[1], "surface": r[2], "kind": r[3], "first_at": r[4]} for r in part],
         )
         with services.db.session() as session:
-            session.connection().exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?", [(r[0],) for r in part]
+            run(
+                session.connection(),
+                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
+                [(r[0],) for r in part],
             )
     return len(rows)
 

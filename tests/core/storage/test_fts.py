@@ -1,19 +1,10 @@
+"""The archive's full-text index: accents folded, chunks and senders searchable (FTS5 on
+SQLite, tsvector on PostgreSQL)."""
+
 from datetime import datetime
 
 from core.archive.records import CaptureIn
-
-
-def _search(services, table: str, words: str) -> list[str]:
-    with services.db.session() as session:
-        return list(
-            session.connection()
-            .exec_driver_sql(
-                f"SELECT t.text FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
-                f"WHERE {table}_fts MATCH ?",
-                (words,),
-            )
-            .scalars()
-        )
+from tests.databases import texts
 
 
 def _capture(services, text: str, message_id: str) -> None:
@@ -34,14 +25,14 @@ def test_word_without_accents_finds_accented_capture(services):
     _capture(services, "Je déménage à Lyon en mai", "1")
     _capture(services, "On se voit jeudi pour le café", "2")
 
-    assert _search(services, "captures", "demenage") == ["Je déménage à Lyon en mai"]
-    assert _search(services, "captures", "déménage") == ["Je déménage à Lyon en mai"]
+    assert texts(services, "captures", "demenage") == ["Je déménage à Lyon en mai"]
+    assert texts(services, "captures", "déménage") == ["Je déménage à Lyon en mai"]
 
 
 def test_chunks_are_searchable_by_word_too(services):
     _capture(services, "Le vétérinaire a dit que le chat va bien", "1")
 
-    hits = _search(services, "chunks", "veterinaire")
+    hits = texts(services, "chunks", "veterinaire")
 
     assert len(hits) == 1
     assert "Le vétérinaire a dit" in hits[0]
@@ -49,5 +40,17 @@ def test_chunks_are_searchable_by_word_too(services):
 
 def test_sender_name_is_searchable(services):
     _capture(services, "Rendez-vous à midi", "1")
+    _capture(services, "Camille a dit bonjour", "2")
 
-    assert _search(services, "captures", "sender:camille") == ["Rendez-vous à midi"]
+    assert texts(services, "captures", "camille") == ["Camille a dit bonjour", "Rendez-vous à midi"]
+
+
+def test_rarer_words_rank_higher_like_bm25(services):
+    for n in range(6):
+        _capture(services, f"Réunion budget numéro {n}", str(n))
+    _capture(services, "Réunion avec le notaire pour la maison", "9")
+
+    ranked = texts(services, "captures", "reunion", "notaire")
+
+    assert ranked[0] == "Réunion avec le notaire pour la maison"
+    assert len(ranked) == 7

@@ -1,0 +1,35 @@
+"""The statements SQL dialects spell differently, built in one place.
+
+Upserts: SQLite (3.24 and later) and PostgreSQL both say INSERT … ON CONFLICT, which
+SQLAlchemy's PostgreSQL `insert` builds and SQLite's compiler renders too, so one statement
+serves both. JSON columns are text on both databases (core.storage.models.JSONText); the few
+queries that look inside one use the helpers below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.dialects.postgresql import insert
+
+
+def insert_ignoring(model: Any, rows: list[dict[str, Any]] | dict[str, Any]):
+    """INSERT that skips rows whose key already exists (the table's primary or unique key)."""
+    return insert(model).values(rows).on_conflict_do_nothing()
+
+
+def upsert(model: Any, row: dict[str, Any], keys: list[str]):
+    """INSERT, or UPDATE the row with the same `keys` to these values."""
+    statement = insert(model).values(row)
+    changed = {name: value for name, value in row.items() if name not in keys}
+    return statement.on_conflict_do_update(index_elements=keys, set_=changed)
+
+
+def json_list_holds(dialect: str, column: str, param: str) -> str:
+    """SQL: the JSON list stored (as text) in `column` holds the string `:param`."""
+    if dialect == "postgresql":
+        return (
+            f"EXISTS (SELECT 1 FROM json_array_elements_text(CAST({column} AS json)) AS j(value) "
+            f"WHERE j.value = :{param})"
+        )
+    return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = :{param})"
