@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "skills",
     "jobs",
     "reindex",
+    "migrate_store",
 )
 
 
