@@ -98,7 +98,7 @@ def build_application(
         from core.workers.updates import UpdateQueue
 
         queue = UpdateQueue(services)
-        shared = SharedUpdates(queue)
+        shared = SharedUpdates(queue, settings.worker_concurrency)
         builder = builder.update_queue(shared).concurrent_updates(SharedProcessor(services, shared))
         request = AnswerJournal(queue, request)
     else:

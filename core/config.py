@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     # Several `elora bot` workers on PostgreSQL: how long a worker's claim on a chat's update
     # lasts without renewal (a killed worker's chat is taken over after this).
     worker_lease_seconds: float = Field(60.0, ge=0.5, le=3600)
+    # ... and how many updates (of different chats) one worker handles at once.
+    worker_concurrency: int = Field(32, ge=1, le=1024)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".

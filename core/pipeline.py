@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.archive.records import CaptureIn, CaptureResult
+from core.archive.records import CaptureIn, CaptureResult, reply_message_id
 from core.errors import EloraError, NoModelConfigured, ProviderError, SpendingCapReached
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
@@ -105,6 +105,10 @@ class Assistant:
         """
         started = time.perf_counter()
         services = self.services
+        if not request.private and request.message_id:
+            earlier = await asyncio.to_thread(self._earlier_answer, request)
+            if earlier is not None:
+                return earlier
         calls_token = CALLS.set([])
         chunk_ids: list[str] = []  # this exchange's chunks, embedded after the reply
         try:
@@ -146,6 +150,19 @@ class Assistant:
             index = functools.partial(services.archive.index_pending, chunk_ids=chunk_ids)
             self._in_background(asyncio.to_thread(index))
         return reply
+
+    def _earlier_answer(self, request: Request) -> Reply | None:
+        """The answer this very message already got (a worker replaying it after another died
+        sends that answer, archived and traced once, instead of asking the model again)."""
+        found = self.services.archive.answer_to(
+            request.surface, request.chat_id, str(request.message_id)
+        )
+        if found is None:
+            return None
+        capture_id, text = found
+        log.info("message %s was answered before: the same answer again", request.message_id)
+        trace_id = self.services.traces.for_capture(capture_id)
+        return Reply(text=text, status="answered", trace_id=trace_id, capture_id=capture_id)
 
     def _remember_turn(self, request: Request, capture_id: str | None, answer: str) -> list[str]:
         """Archive the answer and add both turns to the persisted conversation window; return
@@ -190,7 +207,9 @@ class Assistant:
             text=text,
             sent_at=request.sent_at or self.services.clock.now(),
             user_id=request.user_id if role == "user" else None,
-            message_id=request.message_id if role == "user" else None,
+            message_id=request.message_id
+            if role == "user"
+            else (reply_message_id(request.message_id) if request.message_id else None),
             sender=request.sender if role == "user" else "Elora",
             role=role,
             operator=role == "user" and self.settings.is_operator(request.user_id),

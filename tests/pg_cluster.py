@@ -169,7 +169,10 @@ class TestSchemas:
         return with_schema(self.server_url, schema)
 
     def drop(self, url: str) -> None:
-        """Drop the schema of `url` and everything in it."""
+        """Drop the schema of `url` and everything in it (kept when ELORA_TEST_KEEP_SCHEMAS is
+        set, so that CI can count what the tests wrote)."""
+        if os.environ.get("ELORA_TEST_KEEP_SCHEMAS"):
+            return
         query = dict(p.split("=", 1) for p in urlsplit(url).query.split("&") if "=" in p)
         schema = unquote(query["options"]).split("=", 1)[1].split(",", 1)[0]
         self._admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

@@ -48,6 +48,8 @@ class FakeTelegram:
         self.next_update_id = 1000
         self.next_message_id = 5000
         self.confirmed_offset = 0
+        self.polling = 0  # getUpdates calls in progress
+        self.conflicts = 0  # getUpdates calls refused because another one was in progress
         self._server: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
@@ -212,7 +214,19 @@ class FakeTelegram:
                 self.cond.notify_all()
                 return status, {"ok": False, "error_code": status, "description": description}
         if method == "getUpdates":
-            return 200, {"ok": True, "result": self._get_updates(params)}
+            with self.cond:
+                if self.polling:  # Telegram serves one poller per bot
+                    self.conflicts += 1
+                    self.calls.append(("getUpdates!409", params))
+                    self.cond.notify_all()
+                    return 409, {"ok": False, "error_code": 409, "description":
+                                 "Conflict: terminated by other getUpdates request"}  # fmt: skip
+                self.polling += 1
+            try:
+                return 200, {"ok": True, "result": self._get_updates(params)}
+            finally:
+                with self.cond:
+                    self.polling -= 1
         with self.cond:
             self.calls.append((method, params))
             result = self._result(method, params)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
-from core.archive.records import CaptureIn, CaptureResult, length_problem
+from core.archive.records import CaptureIn, CaptureResult, length_problem, reply_message_id
 from core.errors import EloraError, InvalidInput, StorageUnavailable
 from core.storage.db import db_time, from_db_time, run, run_many
 
@@ -257,6 +257,18 @@ class Archive:
                 (chunk_id,),
             ).all()
         return [r[0] for r in rows]
+
+    def answer_to(self, surface: str, chat_id: str, message_id: str) -> tuple[str, str] | None:
+        """(id of the message, the archived answer's text) when this message was answered."""
+        with self.db.session() as session:
+            row = run(
+                session.connection(),
+                "SELECT m.id, a.text FROM captures m JOIN captures a ON a.surface = m.surface "
+                "AND a.chat_id = m.chat_id AND a.message_id = ? AND a.role = 'assistant' "
+                "WHERE m.surface = ? AND m.chat_id = ? AND m.message_id = ?",
+                (reply_message_id(message_id), surface, str(chat_id), message_id),
+            ).first()
+        return (row[0], row[1]) if row else None
 
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
