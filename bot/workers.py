@@ -124,13 +124,14 @@ class SharedProcessor(BaseUpdateProcessor):
         super().__init__(updates.capacity)
         self.services = services
         self.updates = updates
-        self._tasks: list[asyncio.Task] = []
+        self._renewer: LeaseRenewer | None = None
         self._listener: Listener | None = None
 
     async def initialize(self) -> None:
         """Start renewing leases and listening for notifications."""
         loop = asyncio.get_running_loop()
-        self._tasks.append(asyncio.create_task(self._renew_leases()))
+        self._renewer = LeaseRenewer(self.updates.queue)
+        self._renewer.start()
         self._listener = Listener(
             self.services, lambda: loop.call_soon_threadsafe(self.updates.wake)
         )
@@ -138,9 +139,9 @@ class SharedProcessor(BaseUpdateProcessor):
 
     async def shutdown(self) -> None:
         """Stop renewing and listening."""
-        for task in self._tasks:
-            task.cancel()
-        self._tasks.clear()
+        if self._renewer is not None:
+            self._renewer.stop()
+            self._renewer = None
         if self._listener is not None:
             self._listener.stop()
             self._listener = None
@@ -162,13 +163,31 @@ class SharedProcessor(BaseUpdateProcessor):
                     await asyncio.to_thread(self.updates.queue.prune)
                 self.updates.finished()
 
-    async def _renew_leases(self) -> None:
-        every = max(self.updates.queue.lease_seconds / 3, 0.2)
-        while True:
-            await asyncio.sleep(every)
+
+class LeaseRenewer:
+    """A thread renewing this worker's leases a few times per lease: on its own thread, so
+    that a busy event loop (a slow import, a long handler) never lets a live worker's chat
+    pass to another worker."""
+
+    def __init__(self, queue: UpdateQueue):
+        self.queue = queue
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="elora-leases", daemon=True)
+
+    def start(self) -> None:
+        """Start renewing."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing (the leases then run out, unless completed first)."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        every = max(self.queue.lease_seconds / 3, 0.2)
+        while not self._stop.wait(every):
             try:
-                await asyncio.to_thread(self.updates.queue.renew)
-            except StorageUnavailable as exc:
+                self.queue.renew()
+            except Exception as exc:  # the database is away: leases may lapse, work is replayed
                 log.warning("could not renew update leases: %s", exc)
 
 
