@@ -19,10 +19,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 # Settings read from the developer's environment must not leak into tests.
 for _key in list(os.environ):
-    if _key.startswith("ELORA_") and _key not in (
-        "ELORA_TEST_CHROMA_URL",
-        "ELORA_TEST_DATABASE_URL",
-    ):
+    if _key.startswith("ELORA_") and not _key.startswith("ELORA_TEST_"):
         del os.environ[_key]
 
 # A PostgreSQL server for every test's home (each in its own schema): a URL such as
@@ -103,10 +100,12 @@ def pg_server():
     except RuntimeError as exc:
         cluster.stop()
         pytest.fail(f"could not start PostgreSQL: {exc}\n{cluster.log_tail()}")
+    os.environ["ELORA_TEST_PG_DATA"] = str(cluster.data)  # forget tests read its files
     try:
         yield TestSchemas(cluster.url())
     finally:
         cluster.stop()
+        os.environ.pop("ELORA_TEST_PG_DATA", None)
 
 
 @pytest.fixture

@@ -103,6 +103,12 @@ class PostgresCluster:
         self.admin("CREATE EXTENSION IF NOT EXISTS unaccent", database="template1")
         return self
 
+    @property
+    def data(self) -> Path:
+        """The cluster's data directory."""
+        assert self.root is not None, "the cluster is not started"
+        return self.root / "data"
+
     def url(self, database: str = "postgres", schema: str | None = None) -> str:
         """A SQLAlchemy URL for a database (and a search_path starting at `schema`)."""
         url = f"{DRIVER}://{self.user}@127.0.0.1:{self.port}/{database}"
@@ -192,7 +198,10 @@ def main(argv: list[str] | None = None) -> None:
         cluster.stop()
         raise SystemExit(f"{exc}\n{cluster.log_tail()}") from None
     try:
-        line = f"export ELORA_TEST_DATABASE_URL={shlex.quote(cluster.url())}\n"
+        line = (
+            f"export ELORA_TEST_DATABASE_URL={shlex.quote(cluster.url())}\n"
+            f"export ELORA_TEST_PG_DATA={shlex.quote(str(cluster.data))}\n"
+        )
         partial = args.env_file.with_name(args.env_file.name + ".partial")
         partial.write_text(line, encoding="utf-8")
         os.replace(partial, args.env_file)

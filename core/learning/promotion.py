@@ -23,15 +23,15 @@ CLUSTER_SIMILARITY = 0.6  # calibrated, statement pairs
 
 def _already_proposed(services: Services, key: str) -> bool:
     with services.db.session() as session:
-        rows = session.exec(
-            select(Proposal.id).where(
+        candidates = session.exec(
+            select(Proposal.candidate).where(
                 Proposal.origin == "promotion",
                 # A rejected promotion stays rejected: the same evidence is not re-proposed daily.
                 col(Proposal.status).in_(("pending", "recommended", "approved", "rejected")),
-                Proposal.candidate["promotion_key"].as_string() == key,
             )
-        ).first()
-    return rows is not None
+        ).all()
+    # The key is read in Python: JSON is stored as text on every database (a few promotions).
+    return any((candidate or {}).get("promotion_key") == key for candidate in candidates)
 
 
 def _active(services: Services, tier: str) -> tuple[list[MemoryEntry], int]:

@@ -2,6 +2,8 @@
 
 SQLite runs with secure_delete (freed bytes are zeroed); the FTS5 indexes are merged
 ('optimize') so deleted terms leave their segments; the WAL is checkpointed and truncated.
+PostgreSQL rewrites the tables that held text (VACUUM FULL, their tsvector columns and GIN
+indexes included), so no dead row version stays in their files.
 Chroma holds ids, vectors and a few metadata fields (never text): the vectors of erased
 chunks, entries and session chunks are deleted, and windows rewritten without an erased
 message are embedded again. Files are handled by `core.memory.home_files`.
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FTS_INDEXES = ("entries_fts", "captures_fts", "chunks_fts")
+# Tables whose rows a forget deletes or rewrites: on PostgreSQL each is rewritten afterwards.
+TEXT_TABLES = ["captures", "chunks", "memory_entries", "entry_links", "proposals",
+               "session_chunks", "threads", "traces"]  # fmt: skip
 JSON_COLUMNS = {"threads": {"messages"}, "traces": {"classification", "pack", "models",
                 "escalations", "tool_calls", "learning", "feedback"}}  # fmt: skip
 
@@ -74,8 +79,9 @@ def erase(
         _erase_rows(conn, plan)
         _rewrite_rows(conn, plan)
         _log(conn, services, plan, removed)
-        for fts in FTS_INDEXES:
-            run(conn, f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+        if services.db.dialect == "sqlite":
+            for fts in FTS_INDEXES:
+                run(conn, f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
@@ -231,8 +237,10 @@ def _erase_vectors(
 
 
 def _checkpoint(services: Services) -> bool:
-    """Fold the WAL into the main file and truncate it; False when a reader kept it."""
-    services.db.checkpoint()
+    """SQLite: fold the WAL into the main file and truncate it; False when a reader kept it.
+    PostgreSQL: rewrite the tables that held text (their search index with them), so no old
+    row version stays in their files (the server's WAL and backups age out on their own)."""
+    services.db.checkpoint(TEXT_TABLES)
     path = services.db.path
     if path is None:
         return True
