@@ -105,11 +105,12 @@ def withhold_previous(services: Services, capture_id: str, minutes: int = 30) ->
     if not found:
         return 0
     surface, chat, user, sent, rowid = found[0]
+    same_user = "user_id IS NULL" if user is None else "user_id = ?"
     previous = services.db.rows(
         "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
-        "AND (user_id = ? OR (user_id IS NULL AND ? IS NULL)) "
-        "AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, user, user, sent, sent, rowid),
+        f"AND {same_user} AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
+        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+        (surface, chat, *([] if user is None else [user]), sent, sent, rowid),
     )
     if not previous or _minutes_between(previous[0][1], sent) > minutes:
         return 0

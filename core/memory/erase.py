@@ -31,8 +31,10 @@ log = logging.getLogger(__name__)
 
 FTS_INDEXES = ("entries_fts", "captures_fts", "chunks_fts")
 # Tables whose rows a forget deletes or rewrites: on PostgreSQL each is rewritten afterwards.
+# (`updates`: the shared update queue of several workers; a finished update keeps no text, but
+# its earlier row versions may, until rewritten.)
 TEXT_TABLES = ["captures", "chunks", "memory_entries", "entry_links", "proposals",
-               "session_chunks", "threads", "traces"]  # fmt: skip
+               "session_chunks", "threads", "traces", "updates"]  # fmt: skip
 JSON_COLUMNS = {"threads": {"messages"}, "traces": {"classification", "pack", "models",
                 "escalations", "tool_calls", "learning", "feedback"}}  # fmt: skip
 

@@ -135,8 +135,8 @@ class UpdateQueue:
             # Its reply went out before its worker stopped: closing it is all that was left.
             self._run(
                 conn,
-                f"UPDATE updates SET state = 'done', done_at = {now}, lease_until = NULL "
-                "WHERE surface = :s AND update_id = :u",
+                f"UPDATE updates SET state = 'done', done_at = {now}, lease_until = NULL, "
+                "payload = '{}' WHERE surface = :s AND update_id = :u",
                 u=update_id, **times,
             )  # fmt: skip
             self._notify(conn)
@@ -186,7 +186,10 @@ class UpdateQueue:
             conn = session.connection()
             changed = self._run(
                 conn,
-                f"UPDATE updates SET state = :state, done_at = {now}, lease_until = NULL "
+                # The payload goes with the work: a message's text stays in the archive only
+                # (where forget finds it), not in a queue row kept a week.
+                f"UPDATE updates SET state = :state, done_at = {now}, lease_until = NULL, "
+                "payload = '{}' "
                 f"WHERE surface = :s AND update_id = :u AND state = 'working'{mine}",
                 state=state, u=update_id, **times,
             ).rowcount  # fmt: skip
