@@ -62,7 +62,7 @@ def embedding_text(text: str, speakers: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _epoch(value) -> int:
+def epoch_seconds(value) -> int:
     """A stored datetime (naive UTC) as Unix seconds, the form vector metadata keeps."""
     return int(from_db_time(value).replace(tzinfo=UTC).timestamp())
 
@@ -209,7 +209,12 @@ class Archive:
                     [r[0] for r in rows],
                     [embedding_text(r[1], json.loads(r[6])) for r in rows],
                     [
-                        {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": _epoch(r[5])}
+                        {
+                            "chat_id": r[2],
+                            "surface": r[3],
+                            "kind": r[4],
+                            "first_at": epoch_seconds(r[5]),
+                        }
                         for r in rows
                     ],
                 )
