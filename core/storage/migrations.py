@@ -488,7 +488,14 @@ def _migrate(conn: Connection) -> list[int]:
     for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
         if version in done:
             continue
-        with conn.begin():
+        # SQLite: a write transaction from the start (BEGIN IMMEDIATE), and the version looked
+        # up again inside it, so processes opening a new home together apply each migration
+        # once (PostgreSQL's migrations already run one process at a time).
+        with conn.execution_options(elora_immediate=not is_postgres(conn)).begin():
+            if version in {
+                r[0] for r in conn.exec_driver_sql("SELECT version FROM schema_migrations")
+            }:
+                continue
             fn(conn)
             conn.execute(
                 text(
