@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -213,7 +213,9 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Secret values that must never reach logs, traces or exports."""
         values = [self.telegram_bot_token, self.llm_api_key, self.mcp_token]
-        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        password = urlparse(self.database_url).password if self.database_url else None
+        return [*found, unquote(password)] if password else found
 
     @property
     def resolved_database_url(self) -> str:

@@ -72,7 +72,6 @@ def run_checks(services) -> Report:
 
 
 def _database(services, report: Report) -> Check:
-    settings = services.settings
     try:
         counts = services.archive.counts()
         counts["entries"] = _count(services, "memory_entries")
@@ -87,7 +86,7 @@ def _database(services, report: Report) -> Check:
             ).scalar_one()
     except EloraError as exc:
         return Check("database", False, str(exc))
-    return Check("database", True, f"{settings.resolved_database_url} (schema v{version})")
+    return Check("database", True, f"{services.db.safe_url} (schema v{version})")
 
 
 def _spool(services, report: Report) -> Check:
