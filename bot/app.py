@@ -3,6 +3,7 @@ scheduler started in post_init and stopped in post_shutdown."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from telegram import BotCommand, Update
@@ -22,8 +23,10 @@ from bot.context import EloraContext
 from bot.handlers import access, commands, council, documents, errors, feedback, memory, messages
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
+SHUTDOWN_INDEXING = 30.0  # seconds the last chunks may take to embed at shutdown
 
 
 def register(app: Application) -> None:
@@ -64,6 +67,8 @@ async def _post_init(app: Application) -> None:
         commands_list = [BotCommand(name, description) for name, description in entries]
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
+    # Load the slow parts now rather than on the first message (off the event loop).
+    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(services.warm_up))
     if app.bot_data.get("scheduler_enabled", True):
         from core.jobs.scheduler import start_scheduler
 
@@ -74,7 +79,13 @@ async def _post_shutdown(app: Application) -> None:
     scheduler = app.bot_data.pop("scheduler", None)
     if scheduler is not None:
         scheduler.shutdown(wait=False)
-    app.bot_data["services"].close()
+    services = app.bot_data["services"]
+    warm_up = app.bot_data.pop("warm_up", None)
+    if warm_up is not None:
+        await asyncio.gather(warm_up, return_exceptions=True)
+    # The last replies' chunks are embedded before the process goes (or stay pending).
+    await run_blocking(services.archive.indexer.wait_idle, SHUTDOWN_INDEXING)
+    services.close()
 
 
 def build_application(
@@ -98,11 +109,14 @@ def build_application(
         from core.workers.updates import UpdateQueue
 
         queue = UpdateQueue(services)
-        shared = SharedUpdates(queue, settings.worker_concurrency)
-        builder = builder.update_queue(shared).concurrent_updates(SharedProcessor(services, shared))
+        shared = SharedUpdates(queue, settings.telegram_concurrent_chats)
+        processor = SharedProcessor(services, shared, settings.work_slots)
+        builder = builder.update_queue(shared).concurrent_updates(processor)
         request = AnswerJournal(queue, request)
     else:
-        builder = builder.concurrent_updates(OrderedPerChat(services))
+        builder = builder.concurrent_updates(
+            OrderedPerChat(services, settings.telegram_concurrent_chats, settings.work_slots)
+        )
     if settings.telegram_base_url:
         base = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")

@@ -1,18 +1,29 @@
-"""Update processing: one chat's updates in order, different chats concurrently, and no update
-handled twice (a redelivery after a crash or restart is skipped)."""
+"""Update processing: one chat's updates in order, different chats concurrently (a bounded
+number at once), and no update handled twice (a redelivery after a crash or restart is skipped).
+
+PTB's own semaphore is taken before an update reaches us, so an update waiting for its chat's
+turn would hold one of its slots: a single chat with a long backlog could then fill them all
+and stall every other chat. Here PTB's bound is only a cap on queued updates; the real bound
+on chats in flight is taken after the update has its chat's turn.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable
 from typing import Any
 
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
+from core.errors import StorageUnavailable
+from core.offload import WorkSlots, run_blocking
+
 log = logging.getLogger(__name__)
+
+# Updates PTB may hand over before the first of them is finished (they wait for their turn).
+QUEUED = 4096
 
 
 def _chat_key(update: object) -> int | None:
@@ -22,12 +33,18 @@ def _chat_key(update: object) -> int | None:
 
 
 class OrderedPerChat(BaseUpdateProcessor):
-    """A FIFO lock per chat; a record of handled update ids in the database."""
+    """A FIFO queue per chat, at most `max_chats` chats in flight and `work_slots` of them
+    doing local work at once, and a record of handled update ids in the database."""
 
-    def __init__(self, services, max_concurrent_updates: int = 16):
-        super().__init__(max_concurrent_updates)
+    def __init__(self, services, max_chats: int = 32, work_slots: int | None = None):
+        super().__init__(QUEUED)
         self.services = services
-        self._locks: dict[Any, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.max_chats = max_chats
+        self.slots = WorkSlots(work_slots or max_chats)
+        self._turns: dict[Any, tuple[asyncio.Lock, list[int]]] = {}  # lock, waiting count
+        self._running: asyncio.Semaphore | None = None
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     async def initialize(self) -> None:
         """Nothing to allocate."""
@@ -35,15 +52,49 @@ class OrderedPerChat(BaseUpdateProcessor):
     async def shutdown(self) -> None:
         """Nothing to release."""
 
+    def _turn(self, key: Any) -> tuple[asyncio.Lock, list[int]]:
+        turn = self._turns.get(key)
+        if turn is None:
+            turn = self._turns[key] = (asyncio.Lock(), [0])
+        turn[1][0] += 1
+        return turn
+
+    def _leave(self, key: Any) -> None:
+        _, waiting = self._turns[key]
+        waiting[0] -= 1
+        if not waiting[0]:  # no update of this chat left: forget its queue
+            del self._turns[key]
+
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Run the update's handlers under its chat's lock, once."""
+        """Run the update's handlers in its chat's turn, within the in-flight bound, once."""
+        if self._running is None:
+            self._running = asyncio.Semaphore(self.max_chats)
+        key = _chat_key(update)
+        lock, _ = self._turn(key)
+        try:
+            async with lock, self._running:
+                self.in_flight += 1
+                self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+                try:
+                    async with self.slots.slot():
+                        await self._once(update, coroutine)
+                finally:
+                    self.in_flight -= 1
+        finally:
+            self._leave(key)
+
+    async def _once(self, update: object, coroutine: Awaitable[Any]) -> None:
         update_id = update.update_id if isinstance(update, Update) else None
         state = self.services.surfaces
-        async with self._locks[_chat_key(update)]:
-            if update_id is not None and state.already_handled("telegram", update_id):
-                log.info("update %s already handled, skipped", update_id)
-                coroutine.close()  # type: ignore[attr-defined]
-                return
-            await coroutine
-            if update_id is not None:
-                state.mark_handled("telegram", update_id)
+        if update_id is not None and await run_blocking(
+            state.already_handled, "telegram", update_id
+        ):
+            log.info("update %s already handled, skipped", update_id)
+            coroutine.close()  # type: ignore[attr-defined]
+            return
+        await coroutine
+        if update_id is not None:
+            try:
+                await run_blocking(state.mark_handled, "telegram", update_id)
+            except StorageUnavailable as exc:  # handled all the same; a redelivery may repeat it
+                log.warning("update %s not recorded as handled: %s", update_id, exc)

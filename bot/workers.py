@@ -30,6 +30,7 @@ from telegram.ext import BaseUpdateProcessor
 from telegram.request import BaseRequest, HTTPXRequest
 
 from core.errors import StorageUnavailable
+from core.offload import WorkSlots
 from core.workers.updates import UpdateQueue, channel
 
 log = logging.getLogger(__name__)
@@ -120,10 +121,11 @@ class SharedProcessor(BaseUpdateProcessor):
     """Runs a claimed update's handlers, then closes it in the queue; renews leases meanwhile
     and listens for other workers' notifications."""
 
-    def __init__(self, services, updates: SharedUpdates):
+    def __init__(self, services, updates: SharedUpdates, work_slots: int | None = None):
         super().__init__(updates.capacity)
         self.services = services
         self.updates = updates
+        self.slots = WorkSlots(work_slots or updates.capacity)
         self._renewer: LeaseRenewer | None = None
         self._listener: Listener | None = None
 
@@ -151,7 +153,8 @@ class SharedProcessor(BaseUpdateProcessor):
         claim = update.update_id if isinstance(update, Update) else None
         token = CURRENT.set(claim)
         try:
-            await coroutine
+            async with self.slots.slot():  # local work a few at a time (core/offload.py)
+                await coroutine
         finally:
             CURRENT.reset(token)
             if claim is not None:

@@ -42,12 +42,11 @@ class Settings(BaseSettings):
     chroma_url: str | None = None
     # Prefix of collection names, so several Elora homes can share one Chroma server.
     chroma_prefix: str = Field("", pattern=r"^[a-zA-Z0-9._-]*$")
-    db_busy_timeout_ms: int = Field(5000, ge=0)
+    # How long a write waits for another process's transaction before the capture is spooled.
+    db_busy_timeout_ms: int = Field(15000, ge=0)
     # Several `elora bot` workers on PostgreSQL: how long a worker's claim on a chat's update
     # lasts without renewal (a killed worker's chat is taken over after this).
     worker_lease_seconds: float = Field(60.0, ge=0.5, le=3600)
-    # ... and how many updates (of different chats) one worker handles at once.
-    worker_concurrency: int = Field(32, ge=1, le=1024)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".
@@ -123,6 +122,11 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = None
     telegram_webhook_port: int = Field(8443, ge=1, le=65535)
     telegram_feedback_buttons: Literal["auto", "always", "never"] = "auto"
+    # Chats answered at once (each chat stays in order); their model calls overlap.
+    telegram_concurrent_chats: int = Field(32, ge=1, le=1024)
+    # Of those, how many do local work (recall, storage, embedding) at once: a request waiting
+    # on its model frees its slot. A few at a time finish sooner than many sharing two cores.
+    work_slots: int = Field(3, ge=1, le=256)
 
     # `elora mcp`: the bearer token HTTP clients must send; whose scope the client acts in
     # (unset: the operator's); whether its saves skip review and whether it may approve.

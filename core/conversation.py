@@ -45,26 +45,35 @@ class ConversationWindow:
                          created_at=now, updated_at=now)  # fmt: skip
         return row
 
+    def load(self) -> tuple[list[dict[str, Any]], str | None]:
+        """The turns (oldest first) and the summary of distilled turns, in one read."""
+        with self.services.db.session() as session:
+            row = self._load(session)
+            return list(row.messages), row.summary
+
     def turns(self) -> list[dict[str, Any]]:
         """The turns currently in the window, oldest first."""
-        with self.services.db.session() as session:
-            return list(self._load(session).messages)
+        return self.load()[0]
 
     def summary(self) -> str | None:
         """The summary of distilled turns, if any."""
-        with self.services.db.session() as session:
-            return self._load(session).summary
+        return self.load()[1]
 
     def append(self, role: str, content: str, capture_id: str | None = None) -> None:
         """Add one turn and persist it."""
+        self.extend([(role, content, capture_id)])
+
+    def extend(self, turns: list[tuple[str, str, str | None]]) -> None:
+        """Add turns (role, content, capture id) in one write."""
+        now = self.services.clock.now()
         with self.services.db.session(write=True) as session:
             row = self._load(session)
             row.messages = [
                 *row.messages,
-                {"role": role, "content": content, "capture_id": capture_id,
-                 "at": self.services.clock.now().isoformat()},
+                *({"role": role, "content": content, "capture_id": capture_id,
+                   "at": now.isoformat()} for role, content, capture_id in turns),
             ]  # fmt: skip
-            row.updated_at = self.services.clock.now()
+            row.updated_at = now
             session.add(row)
 
     def reset(self) -> None:
@@ -77,34 +86,41 @@ class ConversationWindow:
 
     def tokens(self) -> int:
         """Estimated tokens of the window and its summary."""
-        turns = self.turns()
-        return sum(count_tokens(t["content"]) + 4 for t in turns) + count_tokens(
-            self.summary() or ""
-        )
+        return _tokens(*self.load())
 
     def messages(self) -> list[dict[str, str]]:
         """The window as chat messages for the model."""
-        return [{"role": t["role"], "content": t["content"]} for t in self.turns()]
+        return as_messages(self.turns())
 
     async def compact(self, context_tokens: int, share: float, model=None) -> bool:
-        """Distil the older half into session memory when the window passes `share` of context."""
-        if self.tokens() <= context_tokens * share:
+        """Distil the older half into session memory when the window passes `share` of context.
+
+        Its database and embedding work runs off the event loop (the model call stays on it).
+        """
+        from core.offload import run_blocking
+
+        turns, summary = await run_blocking(self.load)
+        if not needs_compaction(turns, summary, context_tokens, share):
             return False
-        turns = self.turns()
         half = max(1, len(turns) // 2)
         older, newer = turns[:half], turns[half:]
         source = f"conversation:{self.chat_id}"
         raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
-        self.services.session_memory.save(self.user_id, self.chat_id, source, raw)
+        await run_blocking(
+            self.services.session_memory.save, self.user_id, self.chat_id, source, raw
+        )
         digest = await self._distil(older, model)
+        await run_blocking(self._keep, newer, digest)
+        log.info("window %s: %d turns distilled into session memory", self.id, len(older))
+        return True
+
+    def _keep(self, newer: list[dict[str, Any]], digest: str) -> None:
         with self.services.db.session(write=True) as session:
             row = self._load(session)
             row.messages = newer
             row.summary = "\n".join(filter(None, [row.summary, digest]))
             row.updated_at = self.services.clock.now()
             session.add(row)
-        log.info("window %s: %d turns distilled into session memory", self.id, len(older))
-        return True
 
     async def _distil(self, older: list[dict[str, Any]], model) -> str:
         if model is not None:
@@ -121,3 +137,20 @@ class ConversationWindow:
                 log.warning("distillation failed, keeping a plain note: %s", exc)
         first, last = older[0].get("at", "")[:10], older[-1].get("at", "")[:10]
         return f"{len(older)} earlier turns ({first} to {last}) are in session memory."
+
+
+def _tokens(turns: list[dict[str, Any]], summary: str | None) -> int:
+    """Estimated tokens of turns and a summary."""
+    return sum(count_tokens(t["content"]) + 4 for t in turns) + count_tokens(summary or "")
+
+
+def as_messages(turns: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Window turns as chat messages for the model."""
+    return [{"role": t["role"], "content": t["content"]} for t in turns]
+
+
+def needs_compaction(
+    turns: list[dict[str, Any]], summary: str | None, context_tokens: int, share: float
+) -> bool:
+    """Whether a window has grown past `share` of the model's context."""
+    return _tokens(turns, summary) > context_tokens * share

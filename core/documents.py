@@ -6,7 +6,6 @@ whole file, and asks for details with search_session_context(source_id, query).
 
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from core.archive.chunking import split_text
 from core.archive.records import CaptureIn
 from core.errors import EloraError, InvalidInput
+from core.offload import run_blocking
 from core.prompts import render
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ async def ingest_document(
         raise InvalidInput(
             f"{name} is {len(data) / 1e6:.1f} MB; the limit is {settings.max_document_bytes / 1e6:.0f} MB"
         )
-    text = await asyncio.to_thread(extract_text, name, data, settings.max_document_chars)
+    text = await run_blocking(extract_text, name, data, settings.max_document_chars)
     now = services.clock.now()
     source_id = f"U{user_id}_C{chat_id}_T{int(now.timestamp())}"
     capture_id = None
@@ -122,9 +122,9 @@ async def ingest_document(
             media={"file_name": name, "size": len(data), "caption": caption},
             provenance={"source_id": source_id}, operator=settings.is_operator(user_id),
         )  # fmt: skip
-        capture_id = (await asyncio.to_thread(services.archive.capture, capture)).id
+        capture_id = (await run_blocking(services.archive.capture, capture)).id
     save = services.session_memory.save
-    chunks = await asyncio.to_thread(save, user_id, chat_id, source_id, text)
+    chunks = await run_blocking(save, user_id, chat_id, source_id, text)
     distillation = await _distil(services, name, text)
     return DocumentRegister(source_id, name, len(data), len(text), chunks, distillation, capture_id)
 

@@ -90,6 +90,12 @@ class LocalE5Embedder:
         with self._lock:
             return np.asarray(model.query(text), dtype=np.float32)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of several search queries, in one batch (same vectors as one by one)."""
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.query(list(texts)), dtype=np.float32).reshape(-1, self.dim)
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of stored passages, in one batch."""
         if not texts:

@@ -5,8 +5,6 @@ Every surface (CLI, Telegram, cockpit) calls `Assistant.handle`; nothing here kn
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -14,7 +12,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from core.archive.records import CaptureIn, CaptureResult, reply_message_id
-from core.errors import EloraError, NoModelConfigured, ProviderError, SpendingCapReached
+from core.conversation import as_messages, needs_compaction
+from core.errors import (
+    EloraError,
+    NoModelConfigured,
+    ProviderError,
+    SpendingCapReached,
+    StorageUnavailable,
+)
+from core.offload import run_blocking
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
 from core.recall.pack import EvidencePack, build_pack
@@ -65,6 +71,8 @@ class Reply:
     start_tier: str | None = None
     gate: dict[str, Any] | None = None
     learning: dict[str, Any] = field(default_factory=dict)
+    # Part of this exchange (message, answer or trace) waits in the spool for the database.
+    spooled: bool = False
 
     def summary(self) -> dict[str, Any]:
         """Answer plus trace essentials as plain data (for `--json` and the cockpit)."""
@@ -86,6 +94,7 @@ class Reply:
             "pack_items": self.pack.item_ids() if self.pack else [],
             "gate": self.gate,
             "learning": self.learning,
+            "spooled": self.spooled,
         }
 
 
@@ -95,31 +104,37 @@ class Assistant:
     def __init__(self, services: Services):
         self.services = services
         self.settings = services.settings
-        self._pending: set[asyncio.Future] = set()
 
     async def handle(self, request: Request) -> Reply:
         """Process one message end to end; provider trouble becomes an honest short reply.
 
-        Blocking work (SQLite, embeddings, Chroma) runs in threads so a surface's event loop
-        keeps serving other chats; the new messages' vectors are computed after the reply.
+        Blocking work (SQLite, Chroma) runs off the event loop (core/offload.py) so a surface
+        keeps serving other chats; the new messages' vectors are computed after the reply, by
+        the background indexer, together with other chats'. An unwritable database never costs
+        the answer: what could not be saved waits in the spool (`Reply.spooled`).
         """
         started = time.perf_counter()
         services = self.services
         if not request.private and request.message_id:
-            earlier = await asyncio.to_thread(self._earlier_answer, request)
+            try:
+                earlier = await run_blocking(self._earlier_answer, request)
+            except StorageUnavailable:  # cannot tell: answer it (the capture will be spooled)
+                earlier = None
             if earlier is not None:
                 return earlier
         calls_token = CALLS.set([])
         chunk_ids: list[str] = []  # this exchange's chunks, embedded after the reply
         try:
             capture_id = None
+            spooled = False
             if not request.private:
-                captured = await asyncio.to_thread(self._capture, request, "user", request.text)
+                captured = await run_blocking(self._capture, request, "user", request.text)
                 capture_id = captured.id
+                spooled = captured.status == "spooled"
                 chunk_ids.extend(captured.chunk_ids)
             llm = services.llm if configured(self.settings) else None
             classification = await self._classify(request.text, llm)
-            pack = await asyncio.to_thread(
+            pack = await run_blocking(
                 build_pack,
                 services,
                 request.text,
@@ -129,17 +144,17 @@ class Assistant:
                 exclude_capture_ids=[capture_id] if capture_id else None,
             )
             reply = Reply(text="", status="answered", capture_id=capture_id,
-                          classification=classification, pack=pack)  # fmt: skip
+                          classification=classification, pack=pack, spooled=spooled)  # fmt: skip
             if llm is None:
                 reply.text, reply.status = HOW_TO_CONFIGURE, "no_model"
             else:
                 await self._answer(request, reply, llm)
             if reply.status == "answered" and not request.private:
                 chunk_ids.extend(
-                    await asyncio.to_thread(self._remember_turn, request, capture_id, reply.text)
+                    await run_blocking(self._remember_turn, request, reply, reply.text)
                 )
             reply.learning = await self._learn(request, capture_id, reply)
-            reply.trace_id = await asyncio.to_thread(
+            reply.trace_id = await run_blocking(
                 self._trace, request, reply, started, list(CALLS.get() or [])
             )
         finally:
@@ -147,8 +162,7 @@ class Assistant:
         if chunk_ids:
             # Only this exchange's chunks: an older backlog (e.g. after an embedder change) is
             # the index-pending job's work and must not hold up drain() or forget.
-            index = functools.partial(services.archive.index_pending, chunk_ids=chunk_ids)
-            self._in_background(asyncio.to_thread(index))
+            services.archive.indexer.submit(chunk_ids)
         return reply
 
     def _earlier_answer(self, request: Request) -> Reply | None:
@@ -164,30 +178,24 @@ class Assistant:
         trace_id = self.services.traces.for_capture(capture_id)
         return Reply(text=text, status="answered", trace_id=trace_id, capture_id=capture_id)
 
-    def _remember_turn(self, request: Request, capture_id: str | None, answer: str) -> list[str]:
+    def _remember_turn(self, request: Request, reply: Reply, answer: str) -> list[str]:
         """Archive the answer and add both turns to the persisted conversation window; return
         the answer's new chunk ids."""
         reply_capture = self._capture(request, "assistant", answer)
+        if reply_capture.status == "spooled":
+            reply.spooled = True
         window = self.services.window(request.surface, request.chat_id, request.user_id)
-        window.append("user", request.text, capture_id)
-        window.append("assistant", answer, reply_capture.id)
+        try:
+            window.extend(
+                [("user", request.text, reply.capture_id), ("assistant", answer, reply_capture.id)]
+            )
+        except StorageUnavailable as exc:  # the archive (or its spool) has both turns
+            log.info("conversation window not updated: %s", exc)
         return list(reply_capture.chunk_ids)
-
-    def _in_background(self, coroutine) -> None:
-        """Run after the reply; kept referenced so it finishes (drain() waits for it)."""
-        task = asyncio.ensure_future(coroutine)
-        self._pending.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task) -> None:
-        self._pending.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("background indexing failed (chunks stay pending): %s", task.exception())
 
     async def drain(self) -> None:
         """Wait for work scheduled after replies (indexing the new messages)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        await run_blocking(self.services.archive.indexer.wait_idle)
 
     async def _classify(self, text: str, llm) -> Classification:
         """Heuristics, then the LITE model when unsure; a failing model leaves the heuristics."""
@@ -220,18 +228,21 @@ class Assistant:
 
     async def _answer(self, request: Request, reply: Reply, llm) -> None:
         services = self.services
-        gate = services.profile.gate(reply.classification)
+        window = services.window(request.surface, request.chat_id, request.user_id)
+        gate, pro_allowed, turns, summary = await run_blocking(
+            self._prepare, window, reply.classification
+        )
         tier = gate.tier
-        if tier == "PRO" and not services.spend.allows("PRO"):
+        if tier == "PRO" and not pro_allowed:
             tier = "FLASH"
         reply.start_tier, reply.gate = tier, gate.to_json()
-        window = services.window(request.surface, request.chat_id, request.user_id)
         router = None
         try:
-            await window.compact(
-                llm.context_tokens(tier), self.settings.window_context_share, model=llm
-            )
-            messages, system_for = self._messages(request, reply.pack, window, tier)
+            context, share = llm.context_tokens(tier), self.settings.window_context_share
+            if needs_compaction(turns, summary, context, share):
+                await window.compact(context, share, model=llm)
+                turns, summary = await run_blocking(window.load)
+            messages, system_for = self._messages(request, reply.pack, turns, summary, tier)
             context = ToolContext(
                 services, request.surface, request.chat_id, request.user_id, request.text,
                 reply.capture_id, private=request.private,
@@ -242,7 +253,7 @@ class Assistant:
             reply.route = await router.run(tier, messages, system_for)
             reply.text = reply.route.text
             if reply.route.escalations:
-                services.profile.record(dimension_of(reply.classification), "escalation")
+                await run_blocking(self._record_escalation, reply.classification)
         except SpendingCapReached as exc:
             reply.text, reply.status = f"Spending cap: {exc}.", "spending_cap"
         except NoModelConfigured as exc:
@@ -262,12 +273,25 @@ class Assistant:
         gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
         return ToolBox(context, extra=tools, gates=gates)
 
-    def _messages(self, request, pack: EvidencePack, window, tier: str):
+    def _prepare(self, window, classification: Classification):
+        """The routing gate, whether PRO is affordable, and the window: one trip off the loop."""
+        gate = self.services.profile.gate(classification)
+        pro_allowed = gate.tier != "PRO" or self.services.spend.allows("PRO")
+        return (gate, pro_allowed, *window.load())
+
+    def _record_escalation(self, classification: Classification) -> None:
+        try:
+            self.services.profile.record(dimension_of(classification), "escalation")
+        except StorageUnavailable as exc:  # a lost profile sample never costs the answer
+            log.warning("escalation not recorded in the profile: %s", exc)
+
+    def _messages(
+        self, request, pack: EvidencePack, turns: list[dict], summary: str | None, tier: str
+    ):
         """The messages for the start tier, and how to render the system prompt for another
         tier (an escalation): the same evidence and summary, the model's own tier."""
         now = self.services.clock.now()
         evidence = render("evidence", pack=pack.to_json())
-        summary = window.summary()
 
         def system_for(tier: str) -> str:
             return render(
@@ -285,7 +309,7 @@ class Assistant:
         user = request.text
         if request.extra_context:
             user = f"{request.text}\n\n{request.extra_context}"
-        messages = [{"role": "system", "content": system_for(tier)}, *window.messages(),
+        messages = [{"role": "system", "content": system_for(tier)}, *as_messages(turns),
                     {"role": "user", "content": user}]  # fmt: skip
         return messages, system_for
 
@@ -305,37 +329,43 @@ class Assistant:
     def _trace(
         self, request: Request, reply: Reply, started: float, calls: list[dict[str, Any]]
     ) -> str | None:
-        """Store the trace; `calls` is every model call of the request (answer and auxiliary)."""
+        """Store the trace (or spool it); `calls` is every model call of the request (answer
+        and auxiliary)."""
         route = reply.route
+        traces = self.services.traces
+        trace = traces.build(
+            surface=request.surface,
+            chat_id=request.chat_id,
+            capture_id=reply.capture_id,
+            classification=reply.classification.to_json() if reply.classification else {},
+            pack={
+                "items": reply.pack.item_ids() if reply.pack else [],
+                "used": reply.pack.used if reply.pack else 0,
+                "budget": reply.pack.budget if reply.pack else 0,
+                "degraded": reply.pack.degraded if reply.pack else False,
+                "cut": len(reply.pack.cut) if reply.pack else 0,
+                # What recall missed is named with the message's own words: not kept
+                # for a private chat or a "don't remember" message.
+                "missing": reply.pack.missing
+                if reply.pack and not request.private and not reply.learning.get("suppressed")
+                else [],
+                "gate": reply.gate,
+                "start_tier": reply.start_tier,
+            },
+            models=calls,
+            escalations=route.escalations if route else [],
+            tool_calls=route.tool_calls if route else [],
+            **usage_totals(calls),
+            latency_ms=int((time.perf_counter() - started) * 1000),
+            error=None if reply.status == "answered" else reply.status,
+            learning=reply.learning,
+        )
         try:
-            trace = self.services.traces.record(
-                surface=request.surface,
-                chat_id=request.chat_id,
-                capture_id=reply.capture_id,
-                classification=reply.classification.to_json() if reply.classification else {},
-                pack={
-                    "items": reply.pack.item_ids() if reply.pack else [],
-                    "used": reply.pack.used if reply.pack else 0,
-                    "budget": reply.pack.budget if reply.pack else 0,
-                    "degraded": reply.pack.degraded if reply.pack else False,
-                    "cut": len(reply.pack.cut) if reply.pack else 0,
-                    # What recall missed is named with the message's own words: not kept
-                    # for a private chat or a "don't remember" message.
-                    "missing": reply.pack.missing
-                    if reply.pack and not request.private and not reply.learning.get("suppressed")
-                    else [],
-                    "gate": reply.gate,
-                    "start_tier": reply.start_tier,
-                },
-                models=calls,
-                escalations=route.escalations if route else [],
-                tool_calls=route.tool_calls if route else [],
-                **usage_totals(calls),
-                latency_ms=int((time.perf_counter() - started) * 1000),
-                error=None if reply.status == "answered" else reply.status,
-                learning=reply.learning,
-            )
+            return traces.store(trace).id
+        except StorageUnavailable as exc:
+            traces.spool(trace, reason=str(exc))
+            reply.spooled = True
+            return trace.id
         except EloraError as exc:  # the answer matters more than its trace
             log.warning("trace not stored: %s", exc)
             return None
-        return trace.id

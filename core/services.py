@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 
 from core.archive.spool import Spool
 from core.clock import Clock, SystemClock
 from core.config import Settings
+from core.embedding_worker import EmbeddingWorker
 from core.embeddings import Embedder, build_embedder
 from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
+
+log = logging.getLogger(__name__)
 
 
 class Services:
@@ -27,24 +31,32 @@ class Services:
         self.clock = clock or SystemClock()
         self.db = Database(settings.resolved_database_url, settings.db_busy_timeout_ms)
         self.spool = Spool(settings.spool_dir)
+        # Any committed write means the database is back: replay what waits in the spool.
+        self.db.on_write(lambda: self.replayer.poke())
         if embedder is not None:
-            self.embedder = embedder
+            self.embedder = EmbeddingWorker.wrap(embedder)
         if vectors is not None:
             self.vectors = vectors
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The configured embedding model (loaded lazily on first embedding)."""
+        """The configured embedding model (loaded lazily on first embedding), run by one
+        worker thread that batches concurrent requests."""
         settings = self.settings
-        return build_embedder(
-            settings.embedder, settings.embedder_api_base, settings.embedder_engine
+        return EmbeddingWorker(
+            build_embedder(settings.embedder, settings.embedder_api_base, settings.embedder_engine)
         )
 
     @cached_property
     def vectors(self) -> VectorIndex:
         """The vector index: embedded Chroma under ELORA_HOME, or a Chroma server."""
         s = self.settings
-        return ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        index = ChromaIndex(path=s.chroma_dir, url=s.chroma_url, prefix=s.chroma_prefix)
+        if s.chroma_url:
+            return index
+        from core.storage.chroma_direct import DirectChroma
+
+        return DirectChroma(index)  # everyday calls without importing chromadb
 
     @cached_property
     def vectorspace(self):
@@ -59,6 +71,13 @@ class Services:
         from core.archive.store import Archive
 
         return Archive(self)
+
+    @cached_property
+    def replayer(self):
+        """Replays the spool as soon as the database takes writes again."""
+        from core.archive.replayer import SpoolReplayer
+
+        return SpoolReplayer(self)
 
     @cached_property
     def memory(self):
@@ -140,6 +159,21 @@ class Services:
 
         return ConversationWindow(self, surface, chat_id, user_id)
 
+    def warm_up(self) -> None:
+        """Load what the first request would otherwise wait for: the model client library,
+        the embedding model and the vector store (long-running surfaces call this at start)."""
+        from core.routing.tiers import configured
+
+        if configured(self.settings):
+            from core.routing.client import _litellm
+
+            _litellm()
+        try:
+            self.embedder.embed_query("warm-up")
+            self.vectors.count("archive")
+        except Exception as exc:  # best effort: the first request reports a real fault
+            log.warning("warm-up incomplete: %s", exc)
+
     def redact(self, value):
         """`value` with every configured secret replaced (strings, lists and dicts, deeply)."""
         secrets = self.settings.secrets()
@@ -156,7 +190,11 @@ class Services:
         return value
 
     def close(self) -> None:
-        """Release database connections."""
+        """Stop the background threads and release database connections."""
+        if "replayer" in self.__dict__:
+            self.replayer.close()
+        if "embedder" in self.__dict__:
+            self.embedder.close()
         self.db.close()
 
 

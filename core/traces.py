@@ -24,18 +24,49 @@ class TraceStore:
 
     def record(self, **fields: Any) -> Trace:
         """Store a trace (secrets are redacted from every text field first)."""
+        return self.store(self.build(**fields))
+
+    def build(self, **fields: Any) -> Trace:
+        """A trace ready to store (id assigned, secrets redacted), not yet written."""
         redact = self.services.redact
         pieces = _secret_pieces(self.services.settings.secrets())
         fields = {k: _scrub(redact(v), pieces) for k, v in fields.items()}
-        trace = Trace(
+        return Trace(
             id=fields.pop("id", None) or new_id(), created_at=self.services.clock.now(), **fields
         )
-        with self.db.session() as session:
+
+    def store(self, trace: Trace) -> Trace:
+        """Write a built trace; StorageUnavailable when the database refuses writes."""
+
+        def write(session) -> Trace:
             session.add(trace)
             session.flush()
             session.refresh(trace)
             session.expunge(trace)
-        return trace
+            return trace
+
+        return self.db.write(write)
+
+    def spool(self, trace: Trace, reason: str) -> None:
+        """Keep a trace in the spool until the database takes writes again (replayed once)."""
+        data = trace.model_dump(mode="json", exclude={"rowid"})
+        self.services.spool.append_trace(data, reason)
+        self.services.replayer.spooled()
+
+    def store_spooled(self, items: list[dict[str, Any]]) -> int:
+        """Store spooled traces, skipping ids already stored; return how many were new."""
+        ids = [item["id"] for item in items]
+        with self.db.session(write=True) as session:
+            known = set(session.exec(select(Trace.id).where(col(Trace.id).in_(ids))))
+            fresh = {}
+            for item in items:
+                if item["id"] in known or item["id"] in fresh:
+                    continue
+                data = dict(item)
+                data["created_at"] = datetime.fromisoformat(data["created_at"])
+                fresh[item["id"]] = Trace(**data)
+            session.add_all(fresh.values())
+        return len(fresh)
 
     def get(self, trace_id: str) -> Trace | None:
         """One trace by id."""

@@ -68,6 +68,17 @@ def _guarded_connect_ex(self, address):
     return _real_connect_ex(self, address)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _strict_writes():
+    """A deferred transaction that writes after reading fails the test (it would fail in
+    production whenever another writer commits in between): such code must use write=True."""
+    from core.storage.db import Database
+
+    Database.strict_writes = True
+    yield
+    Database.strict_writes = False
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch):
     """Every non-loopback connection fails loudly."""

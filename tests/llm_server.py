@@ -83,7 +83,7 @@ class FakeLLMServer:
         # Picks a reply from the request body when the model's queue is empty (None: default
         # text), so concurrent requests can be answered by what they contain, not by arrival.
         self.responder: Callable[[dict[str, Any]], Reply | str | None] | None = None
-        self.standing: dict[str, tuple[Reply, threading.Event | None]] = {}
+        self.standing: dict[str, tuple[Reply, threading.Event | None, threading.Event | None]] = {}
         self.active = 0
         self.max_active = 0
         self._server: ThreadingHTTPServer | None = None
@@ -97,12 +97,17 @@ class FakeLLMServer:
                 self.queues[model].append(Reply(text=reply) if isinstance(reply, str) else reply)
 
     def answer_when(
-        self, marker: str, reply: Reply | str, hold: threading.Event | None = None
+        self,
+        marker: str,
+        reply: Reply | str,
+        hold: threading.Event | None = None,
+        arrived: threading.Event | None = None,
     ) -> None:
         """Answer requests whose latest user message contains `marker` with `reply` (after
-        `hold` is set, when given)."""
+        `hold` is set, when given); `arrived` is set as soon as such a request comes in."""
         with self.lock:
-            self.standing[marker] = (Reply(text=reply) if isinstance(reply, str) else reply, hold)
+            reply = Reply(text=reply) if isinstance(reply, str) else reply
+            self.standing[marker] = (reply, hold, arrived)
 
     def requests_for(self, model: str) -> list[dict[str, Any]]:
         """Request bodies received for a model, in order."""
@@ -182,6 +187,8 @@ class FakeLLMServer:
             else:  # a private queue for this one request, so concurrent requests can't take it
                 routed = {**body, "model": f"standing-{uuid.uuid4().hex}"}
                 self.queues[routed["model"]].append(found[0])
+        if found is not None and found[2] is not None:
+            found[2].set()
         if found is not None and found[1] is not None:
             assert found[1].wait(WAIT), "a held model reply was never released"
         status, payload, delay = self._reply(routed)

@@ -9,6 +9,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from core.archive.records import CaptureIn
+from core.offload import run_blocking
 from core.routing.tiers import TIERS, resolve
 
 
@@ -36,13 +37,15 @@ async def new(update: Update, context: EloraContext) -> None:
     """Close the session: purge session memory and restart the conversation window."""
     services = context.services
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
-    services.window("telegram", chat_id, user_id).reset()
-    services.session_memory.end_session(user_id, chat_id)
+    await run_blocking(services.window("telegram", chat_id, user_id).reset)
+    await run_blocking(services.session_memory.end_session, user_id, chat_id)
     await _html(update, context.say(update, "new"))
 
 
 def capture_command(update: Update, context: EloraContext) -> str | None:
-    """Archive a command message verbatim (unless the chat is private); return its capture id."""
+    """Archive a command message verbatim (unless the chat is private); return its capture id.
+
+    Blocking: call it through run_blocking."""
     services = context.services
     chat = update.effective_chat
     if services.surfaces.is_private("telegram", str(chat.id)):
@@ -67,15 +70,19 @@ async def remember_command(update: Update, context: EloraContext) -> None:
     if not body:
         await _html(update, context.say(update, "remember_usage"))
         return
-    capture_id = capture_command(update, context)
-    sources = None
-    if capture_id:
-        from core.learning.canonical import capture_sources
 
-        sources = capture_sources(context.services, [capture_id])
-    kept = remember_or_confirm(
-        context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
-    )
+    def save():
+        capture_id = capture_command(update, context)
+        sources = None
+        if capture_id:
+            from core.learning.canonical import capture_sources
+
+            sources = capture_sources(context.services, [capture_id])
+        return remember_or_confirm(
+            context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
+        )
+
+    kept = await run_blocking(save)
     entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
     await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
                                     n=entry.observations))  # fmt: skip
@@ -84,7 +91,7 @@ async def remember_command(update: Update, context: EloraContext) -> None:
 async def topics(update: Update, context: EloraContext) -> None:
     """What Elora remembers, grouped by tier."""
     services = context.services
-    rows = services.memory.topics(scope=None)
+    rows = await run_blocking(services.memory.topics, scope=None)
     mine = {"global", f"user:{update.effective_user.id}", f"chat:{update.effective_chat.id}"}
     rows = [r for r in rows if r["scope"] in mine or not r["scope"].startswith(("user:", "chat:"))]
     if not rows:
@@ -107,7 +114,12 @@ async def private(update: Update, context: EloraContext) -> None:
     if arg not in ("on", "off"):
         await _html(update, context.say(update, "private_usage"))
         return
-    context.services.surfaces.set_private("telegram", str(update.effective_chat.id), arg == "on")
+    await run_blocking(
+        context.services.surfaces.set_private,
+        "telegram",
+        str(update.effective_chat.id),
+        arg == "on",
+    )
     await _html(update, context.say(update, f"private_{arg}"))
 
 
@@ -120,12 +132,19 @@ async def status(update: Update, context: EloraContext) -> None:
         spec = resolve(settings, tier)
         models.append(f"{tier}={html.escape(spec.model) if spec else '—'}")
     cap = settings.daily_spend_cap
+    spend, spool, waiting = await run_blocking(
+        lambda: (
+            services.traces.spent_today(),
+            services.spool.backlog(),
+            services.proposals.count(),
+        )
+    )
     await _html(
         update,
         context.say(
-            update, "status", spend=services.traces.spent_today(),
+            update, "status", spend=spend,
             cap=context.say(update, "status_cap", cap=cap) if cap is not None else "", models=", ".join(models),
-            spool=services.spool.backlog(), proposals=services.proposals.count(),
+            spool=spool, proposals=waiting,
         ),
     )  # fmt: skip
 

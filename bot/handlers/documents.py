@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 
 from telegram import Update
@@ -10,8 +9,9 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from bot.handlers.messages import request_from
-from bot.handlers.replies import send_reply, typing
+from bot.handlers.replies import send_answer, typing
 from core.errors import InvalidInput
+from core.offload import run_blocking
 
 
 async def on_document(update: Update, context: EloraContext) -> None:
@@ -28,7 +28,7 @@ async def on_document(update: Update, context: EloraContext) -> None:
         return
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
     message = update.effective_message
-    private = await asyncio.to_thread(services.surfaces.is_private, "telegram", chat_id)
+    private = await run_blocking(services.surfaces.is_private, "telegram", chat_id)
     async with typing(update, context):
         file = await document.get_file()
         data = bytes(await file.download_as_bytearray())
@@ -45,7 +45,7 @@ async def on_document(update: Update, context: EloraContext) -> None:
             # The register joins the conversation window, so later questions can search the
             # file. A private chat keeps no turns: the register only goes with its caption.
             window = services.window("telegram", chat_id, user_id)
-            await asyncio.to_thread(window.append, "user", register.render(), register.capture_id)
+            await run_blocking(window.append, "user", register.render(), register.capture_id)
         caption = (message.caption or "").strip()
         if not caption:
             await message.reply_text(
@@ -55,5 +55,6 @@ async def on_document(update: Update, context: EloraContext) -> None:
             )  # fmt: skip
             return
         extra = {"extra_context": register.render()} if private else {}
-        reply = await services.assistant.handle(request_from(update, context, caption, **extra))
-    await send_reply(update, context, reply.text, reply.trace_id)
+        request = await request_from(update, context, caption, **extra)
+        reply = await services.assistant.handle(request)
+    await send_answer(update, context, reply)

@@ -8,6 +8,7 @@ from telegram import ReactionTypeEmoji, Update
 
 from bot.context import EloraContext
 from core.errors import EloraError
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
 UP = {"👍", "❤", "❤️", "🔥", "👏", "🎉", "💯"}
@@ -33,11 +34,13 @@ async def on_reaction(update: Update, context: EloraContext) -> None:
         return
     reaction = update.message_reaction
     chat_id = str(reaction.chat.id)
-    trace_id = context.services.surfaces.trace_for("telegram", chat_id, str(reaction.message_id))
+    trace_id = await run_blocking(
+        context.services.surfaces.trace_for, "telegram", chat_id, str(reaction.message_id)
+    )
     if trace_id is None:
         return
     try:
-        record_feedback(context.services, chat_id, signal, trace_id=trace_id)
+        await run_blocking(record_feedback, context.services, chat_id, signal, trace_id=trace_id)
     except EloraError as exc:
         log.warning("feedback not recorded: %s", exc)
 
@@ -49,7 +52,10 @@ async def on_feedback_button(update: Update, context: EloraContext) -> None:
     query = update.callback_query
     _, signal, trace_id = query.data.split(":", 2)
     try:
-        record_feedback(context.services, str(update.effective_chat.id), signal, trace_id=trace_id)
+        await run_blocking(
+            record_feedback, context.services, str(update.effective_chat.id), signal,
+            trace_id=trace_id,
+        )  # fmt: skip
     except EloraError as exc:
         log.warning("feedback not recorded: %s", exc)
     await query.answer(context.say(update, "thanks_feedback"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import uuid
 
@@ -12,6 +11,7 @@ from telegram.constants import ParseMode
 from bot.context import EloraContext
 from bot.handlers.commands import _args_text
 from core.errors import EloraError
+from core.offload import run_blocking
 
 PICKS = 5
 MAX_OFFERS = 20
@@ -50,7 +50,7 @@ def _messages_holding(services, memory_id: str) -> int:
 async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
                           edit=None) -> None:  # fmt: skip
     """The confirmation: the entry, how many messages hold it, and the buttons."""
-    messages = await asyncio.to_thread(_messages_holding, context.services, entry.memory_id)
+    messages = await run_blocking(_messages_holding, context.services, entry.memory_id)
     text = context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
                        text=html.escape(entry.canonical_text[:300]))  # fmt: skip
     if messages:
@@ -78,11 +78,11 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await asyncio.to_thread(services.memory.get, arg)
+    entry = await run_blocking(services.memory.get, arg)
     if entry is not None:
         await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    hits, _ = await asyncio.to_thread(services.memory.search, arg, limit=PICKS)
+    hits, _ = await run_blocking(services.memory.search, arg, limit=PICKS)
     if not hits:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
@@ -119,7 +119,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await asyncio.to_thread(context.services.memory.get, memory_id)
+        entry = await run_blocking(context.services.memory.get, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
@@ -129,7 +129,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
 
     with_sources = action == "s"
     try:
-        report = await asyncio.to_thread(
+        report = await run_blocking(
             forget_memory, context.services, memory_id, with_sources=with_sources
         )
     except EloraError:
@@ -145,7 +145,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    rows = context.services.proposals.list(limit=PICKS)
+    rows = await run_blocking(context.services.proposals.list, limit=PICKS)
     if not rows:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
@@ -175,10 +175,10 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
     _, action, proposal_id = query.data.split(":", 2)
     try:
         if action == "a":
-            entry = review.approve(context.services, proposal_id)
+            entry = await run_blocking(review.approve, context.services, proposal_id)
             message = context.say(update, "approved", id=html.escape(entry.memory_id))
         else:
-            review.reject(context.services, proposal_id)
+            await run_blocking(review.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))

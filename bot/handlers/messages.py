@@ -5,16 +5,17 @@ from __future__ import annotations
 from telegram import Update
 
 from bot.context import EloraContext
-from bot.handlers.replies import send_reply, typing
+from bot.handlers.replies import send_answer, typing
+from core.offload import run_blocking
 from core.pipeline import Request
 
 
-def request_from(update: Update, context: EloraContext, text: str, **extra) -> Request:
+async def request_from(update: Update, context: EloraContext, text: str, **extra) -> Request:
     """A core Request from a Telegram message."""
     message = update.effective_message
     user = update.effective_user
     chat = update.effective_chat
-    private = context.services.surfaces.is_private("telegram", str(chat.id))
+    private = await run_blocking(context.services.surfaces.is_private, "telegram", str(chat.id))
     return Request(
         surface="telegram",
         chat_id=str(chat.id),
@@ -33,5 +34,6 @@ async def on_text(update: Update, context: EloraContext) -> None:
     """Answer a message with memory, showing "typing…" meanwhile."""
     message = update.effective_message
     async with typing(update, context):
-        reply = await context.services.assistant.handle(request_from(update, context, message.text))
-    await send_reply(update, context, reply.text, reply.trace_id)
+        request = await request_from(update, context, message.text)
+        reply = await context.services.assistant.handle(request)
+    await send_answer(update, context, reply)

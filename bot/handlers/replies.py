@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import TYPE_CHECKING
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import ChatAction, ChatType, ParseMode
@@ -13,6 +14,11 @@ from telegram.error import BadRequest
 
 from bot.context import EloraContext
 from bot.format import render_reply, split_markdown
+from core.errors import StorageUnavailable
+from core.offload import run_blocking
+
+if TYPE_CHECKING:
+    from core.pipeline import Reply
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
@@ -98,11 +104,31 @@ async def send_reply(
         )
         sent.append(await send_html(chat_id, part, context, reply_markup=markup))
     if trace_id:
-        for message in sent:
-            context.services.surfaces.remember_reply(
-                "telegram", str(chat_id), str(message.message_id), trace_id
-            )
+        try:
+            await run_blocking(_remember_replies, context.services, chat_id, sent, trace_id)
+        except StorageUnavailable as exc:  # feedback on this reply won't find its trace
+            log.warning("reply not mapped to its trace: %s", exc)
     return sent
 
 
-__all__ = ["feedback_keyboard", "send_html", "send_reply", "split_markdown", "typing"]
+def _remember_replies(services, chat_id: int, sent: list[Message], trace_id: str) -> None:
+    for message in sent:
+        services.surfaces.remember_reply(
+            "telegram", str(chat_id), str(message.message_id), trace_id
+        )
+
+
+async def send_answer(update: Update, context: EloraContext, reply: Reply) -> list[Message]:
+    """Send the pipeline's answer, then one short note if part of it waits in the spool."""
+    sent = await send_reply(update, context, reply.text, reply.trace_id)
+    if reply.spooled:
+        note = await context.bot.send_message(
+            update.effective_chat.id, context.say(update, "saving_delayed")
+        )
+        sent.append(note)
+    return sent
+
+
+__all__ = [
+    "feedback_keyboard", "send_answer", "send_html", "send_reply", "split_markdown", "typing",
+]  # fmt: skip

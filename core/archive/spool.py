@@ -1,4 +1,5 @@
-"""The append-only JSONL spool: where captures wait, fsync'd, while the database is unwritable."""
+"""The append-only JSONL spool: where captures (and the traces of their exchanges) wait,
+fsync'd, while the database is unwritable."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import fcntl
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,7 +18,8 @@ from core.archive.records import CaptureIn
 
 log = logging.getLogger(__name__)
 
-SPOOL_VERSION = 1
+# Version 2 adds `kind` ("capture" or "trace"); a line without it is a version-1 capture.
+SPOOL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class ReplayReport:
     lines: int
     stored: int
     unreadable: int
+    traces: int = 0
 
 
 class Spool:
@@ -34,6 +38,11 @@ class Spool:
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
+        self._replaying = threading.local()
+
+    def in_replay(self) -> bool:
+        """Whether this thread is replaying the spool right now (its writes are the replay's)."""
+        return getattr(self._replaying, "active", False)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -53,11 +62,18 @@ class Spool:
 
     def append(self, capture: CaptureIn, reason: str) -> Path:
         """Write one capture as a JSON line and fsync it before returning."""
+        return self._append({"kind": "capture", "capture": capture.to_json()}, reason)
+
+    def append_trace(self, trace: dict, reason: str) -> Path:
+        """Write one request trace (JSON-ready, with its id) and fsync it before returning."""
+        return self._append({"kind": "trace", "trace": trace}, reason)
+
+    def _append(self, payload: dict, reason: str) -> Path:
         record = {
             "v": SPOOL_VERSION,
             "spooled_at": datetime.now(UTC).isoformat(),
             "reason": reason,
-            "capture": capture.to_json(),
+            **payload,
         }
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._locked():
@@ -90,19 +106,32 @@ class Spool:
         return total
 
     def replay(
-        self, store: Callable[[list[CaptureIn]], int], batch_size: int = 500
+        self,
+        store: Callable[[list[CaptureIn]], int],
+        store_traces: Callable[[list[dict]], int] | None = None,
+        batch_size: int = 500,
     ) -> ReplayReport:
-        """Hand every spooled capture to `store` (which must ignore known ids), then drop the file.
+        """Hand every spooled capture to `store` and every trace to `store_traces` (both must
+        ignore known ids), then drop the file.
 
         A file is removed only after all of its lines were stored, so a crash mid-replay leaves
-        it in place; the rerun stores nothing twice because capture ids are fixed in the spool.
-        Lines that cannot be parsed are moved to `rejected-*.jsonl`, never dropped.
+        it in place; the rerun stores nothing twice because ids are fixed in the spool. Lines
+        that cannot be parsed are moved to `rejected-*.jsonl`, never dropped. Captures go first,
+        so a trace never arrives before the message it describes.
         """
-        files = lines = stored = unreadable = 0
+        self._replaying.active = True
+        try:
+            return self._replay(store, store_traces, batch_size)
+        finally:
+            self._replaying.active = False
+
+    def _replay(self, store, store_traces, batch_size) -> ReplayReport:
+        files = lines = stored = unreadable = traces = 0
         with self._locked():
             for path in self.files():
                 files += 1
                 batch: list[CaptureIn] = []
+                pending_traces: list[dict] = []
                 bad: list[str] = []
                 with open(path, encoding="utf-8", errors="surrogateescape") as fh:
                     for raw in fh:
@@ -110,8 +139,12 @@ class Spool:
                             continue
                         lines += 1
                         try:
-                            batch.append(CaptureIn.from_json(json.loads(raw)["capture"]))
-                        except (ValueError, KeyError, TypeError) as exc:
+                            record = json.loads(raw)
+                            if record.get("kind") == "trace" and store_traces is not None:
+                                pending_traces.append(dict(record["trace"]))
+                            else:
+                                batch.append(CaptureIn.from_json(record["capture"]))
+                        except (ValueError, KeyError, TypeError, AttributeError) as exc:
                             log.warning("spool %s: unreadable line set aside (%s)", path.name, exc)
                             bad.append(raw if raw.endswith("\n") else raw + "\n")
                         if len(batch) >= batch_size:
@@ -119,6 +152,8 @@ class Spool:
                             batch = []
                 if batch:
                     stored += store(batch)
+                if pending_traces and store_traces is not None:
+                    traces += store_traces(pending_traces)
                 if bad:
                     unreadable += len(bad)
                     rejected = self.directory / f"rejected-{path.stem}.jsonl"
@@ -128,7 +163,9 @@ class Spool:
                         os.fsync(out.fileno())
                 path.unlink()
                 self._fsync_dir()
-        return ReplayReport(files=files, lines=lines, stored=stored, unreadable=unreadable)
+        return ReplayReport(
+            files=files, lines=lines, stored=stored, unreadable=unreadable, traces=traces
+        )
 
     def drop_lines(self, path: Path, drop: Callable[[str], bool]) -> int:
         """Remove the lines `drop` picks from one spool file, in place and under the lock

@@ -8,9 +8,8 @@ import re
 import threading
 from collections.abc import Callable
 from datetime import UTC, timedelta
-from typing import TYPE_CHECKING
-
-from sqlalchemy import Connection
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem, reply_message_id
@@ -67,6 +66,11 @@ def epoch_seconds(value) -> int:
     return int(from_db_time(value).replace(tzinfo=UTC).timestamp())
 
 
+def _driver_sql(sql: str, dialect: str) -> str:
+    """SQL for the DBAPI cursor itself: psycopg marks parameters %s where sqlite3 says ?."""
+    return sql.replace("?", "%s") if dialect == "postgresql" else sql
+
+
 def _dumps(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -81,6 +85,13 @@ class Archive:
         self.spool = services.spool
         self._indexing = threading.Lock()
 
+    @cached_property
+    def indexer(self):
+        """The background indexer that embeds new chunks of every chat after the replies."""
+        from core.archive.indexer import Indexer
+
+        return Indexer(self)
+
     # -- writing ---------------------------------------------------------------------------
 
     def capture(self, item: CaptureIn, index: bool = True) -> CaptureResult:
@@ -92,7 +103,10 @@ class Archive:
             new, chunk_ids = self._write([item], windows=False)
         except StorageUnavailable as exc:
             self.spool.append(item, reason=str(exc))
-            log.warning("database unavailable, capture %s spooled", item.id)
+            # Info, not warning: the surface tells the user once (a note), the replay logs
+            # what it stored, and a CLI's stderr stays one line.
+            log.info("database unavailable, capture %s spooled: %s", item.id, exc)
+            self.services.replayer.spooled()
             return CaptureResult(item.id, "spooled")
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
@@ -107,25 +121,31 @@ class Archive:
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
         now = db_time(self.services.clock.now())
-        with self.db.session() as session:
-            conn = session.connection()
-            fresh, rowids = self._insert_captures(conn, items, now)
-            chunk_ids = self._insert_chunks(conn, self._plan(fresh, windows), rowids)
-        return len(fresh), chunk_ids
+        dialect = self.db.dialect
 
-    def _insert_captures(self, conn: Connection, items, now):
+        def write(session) -> tuple[int, list[str]]:
+            # The DBAPI cursor directly: SQLAlchemy's per-statement overhead was most of an
+            # import batch's time under the write lock. The lock is held since BEGIN IMMEDIATE
+            # (PostgreSQL: since the advisory write turn).
+            cur = session.connection().connection.driver_connection.cursor()
+            fresh, rowids = self._insert_captures(cur, dialect, items, now)
+            plans = self._plan(fresh, windows)
+            return len(fresh), self._insert_chunks(cur, dialect, plans, rowids)
+
+        return self.db.write(write)
+
+    def _insert_captures(self, cur: Any, dialect: str, items, now):
         fresh: list[CaptureIn] = []
         rowids: dict[str, int] = {}
         for c in items:
-            row = run(
-                conn,
-                _INSERT_CAPTURE,
+            row = cur.execute(
+                _driver_sql(_INSERT_CAPTURE, dialect),
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
                     c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
                     _dumps(c.media), _dumps(c.provenance), c.consent, c.operator,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is not None:
                 fresh.append(c)
                 rowids[c.id] = row[0]
@@ -148,24 +168,25 @@ class Archive:
                 plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
         return plans
 
-    def _insert_chunks(self, conn: Connection, plans: list[ChunkPlan], rowids) -> list[str]:
+    def _insert_chunks(self, cur: Any, dialect: str, plans: list[ChunkPlan], rowids) -> list[str]:
         ids = []
         for p in plans:
-            row = run(
-                conn,
-                _INSERT_CHUNK,
+            row = cur.execute(
+                _driver_sql(_INSERT_CHUNK, dialect),
                 (
                     p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
                     _dumps(p.speakers), db_time(p.first_at), db_time(p.last_at), p.part,
                 ),
-            ).first()  # fmt: skip
+            ).fetchone()  # fmt: skip
             if row is None:
                 continue
             ids.append(p.id)
-            run_many(
-                conn,
-                "INSERT INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?) "
-                "ON CONFLICT DO NOTHING",
+            cur.executemany(
+                _driver_sql(
+                    "INSERT INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    dialect,
+                ),
                 [(row[0], rowids[cid]) for cid in p.capture_ids],
             )
         return ids

@@ -6,7 +6,6 @@ directly; each run's outcome and duration are logged and kept in the `meta` tabl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -17,6 +16,7 @@ from typing import Any
 from sqlalchemy import text
 
 from core.errors import NotFound
+from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -35,19 +35,19 @@ class Job:
 
 async def replay_spool(services) -> dict:
     """Replay captures that waited in the spool while the database was unwritable."""
-    return await asyncio.to_thread(services.archive.replay_spool)
+    return await run_blocking(services.archive.replay_spool)
 
 
 async def index_pending(services) -> dict:
     """Embed archive chunks and entries whose vectors are still missing (embedder was down)."""
-    chunks = await asyncio.to_thread(services.archive.index_pending)
-    entries = await asyncio.to_thread(services.memory.index)
+    chunks = await run_blocking(services.archive.index_pending)
+    entries = await run_blocking(services.memory.index)
     return {"chunks": chunks, "entries": entries}
 
 
 async def purge_ephemeral(services) -> dict:
     """Drop session memory past its TTL."""
-    return {"purged": await asyncio.to_thread(services.session_memory.purge_expired)}
+    return {"purged": await run_blocking(services.session_memory.purge_expired)}
 
 
 async def promotion(services) -> dict:
@@ -76,7 +76,7 @@ async def markdown_export(services) -> dict:
     """Refresh the private Markdown mirror under ELORA_HOME/mirror."""
     from core.memory.mirror import export_markdown
 
-    return await asyncio.to_thread(export_markdown, services, services.settings.mirror_dir)
+    return await run_blocking(export_markdown, services, services.settings.mirror_dir)
 
 
 JOBS: dict[str, Job] = {

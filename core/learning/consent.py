@@ -159,12 +159,14 @@ _LIST = re.compile(r",|;|\b(?:and|or|et|ou|nor|ni)\b")
 
 def never_store_patterns(services: Services) -> list[list[str]]:
     """The folded terms of every active never-store rule; "my health or my bank" is two."""
-    rules = services.memory.list(tier="procedural", status="active", limit=500)
-    subjects = [
-        r.attributes.get("pattern", "")
-        for r in rules
-        if (r.attributes or {}).get("consent") == "never_store"
-    ]
+    # Only the rules' attributes, prefiltered in SQL: loading every active procedural entry
+    # as an object cost tens of milliseconds per exchange on a large memory (and stopped at 500).
+    rows = services.db.rows(
+        "SELECT attributes FROM memory_entries WHERE tier = 'procedural' AND status = 'active' "
+        "AND attributes LIKE '%never_store%'"
+    )
+    attributes = [json.loads(a) if isinstance(a, str) else (a or {}) for (a,) in rows]
+    subjects = [a.get("pattern", "") for a in attributes if a.get("consent") == "never_store"]
     return [t for s in subjects for part in _LIST.split(fold(s)) if (t := terms(part))]
 
 

@@ -33,6 +33,7 @@ from core.learning.consent import (
 )
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
+from core.offload import run_blocking
 from core.storage.db import run
 from core.storage.models import Proposal
 
@@ -89,7 +90,9 @@ class Learner:
             return report
         consent = read_consent(text)
         if consent.never_store and operator:
-            rule = add_never_store_rule(self.services, consent.never_store, capture_id)
+            rule = await run_blocking(
+                add_never_store_rule, self.services, consent.never_store, capture_id
+            )
             report.rule = rule.memory_id
         if consent.suppress_turn:
             report.suppressed = True
@@ -132,7 +135,9 @@ class Learner:
         return operator + [c for c in found if c.text.lower() not in texts]
 
     async def _file(self, candidates: list[Candidate], report: LearningReport) -> None:
-        patterns = never_store_patterns(self.services)
+        if not candidates:
+            return
+        patterns = await run_blocking(never_store_patterns, self.services)
         report.candidates += len(candidates)
         for candidate in candidates:
             if blocked_by_rule(candidate.text, patterns):
@@ -159,20 +164,25 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        consent = Consent(services)
+        consent = await run_blocking(Consent, services)
         operator = candidate.authority == "operator"
         # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
         # consent holds even where no caller checked it first.
         if not operator and blocked_by_rule(candidate.text, consent.patterns):
             raise ConsentRefused("the operator asked never to store this subject (consent rule)")
-        if consent.withheld(candidate.source_capture_ids, rules=not operator):
+        if await run_blocking(consent.withheld, candidate.source_capture_ids, rules=not operator):
             raise ConsentRefused("drawn from a message the operator withheld from learning")
-        captured_at = captured_at or self._captured_at(candidate.source_capture_ids)
-        verdict = admission.score(services, candidate, captured_at, exclude_uuids)
+        captured_at = captured_at or await run_blocking(
+            self._captured_at, candidate.source_capture_ids
+        )
+        verdict = await run_blocking(
+            admission.score, services, candidate, captured_at, exclude_uuids
+        )
         relation = None
         conflict_uuid = None
         if verdict.nearest_uuid and verdict.nearest_similarity >= RELATED:
-            old = services.memory.by_uuids([verdict.nearest_uuid]).get(verdict.nearest_uuid)
+            found = await run_blocking(services.memory.by_uuids, [verdict.nearest_uuid])
+            old = found.get(verdict.nearest_uuid)
             if old is not None:
                 model = services.llm if self.extractor() == "model" else None
                 relation, how = await classify_relation(
@@ -184,7 +194,8 @@ class Learner:
         status = verdict.status
         if relation == "contradict" and status == "recommended":
             status = "pending"  # contradictions always wait for the operator
-        proposal = services.proposals.create(
+        proposal = await run_blocking(
+            services.proposals.create,
             text=candidate.text,
             kind=candidate.kind,
             tier=candidate.tier,
@@ -202,8 +213,8 @@ class Learner:
         )
         auto = self.settings.learning_policy == "auto" and status == "recommended"
         if operator or auto:
-            approve(services, proposal.id)
-            return services.proposals.get(proposal.id)
+            await run_blocking(approve, services, proposal.id)
+            return await run_blocking(services.proposals.get, proposal.id)
         return proposal
 
     def _captured_at(self, capture_ids: list[str]) -> datetime | None:

@@ -71,6 +71,9 @@ def erase(
 ) -> EraseReport:
     """Find every copy again inside one write transaction and erase it from every store."""
     target = resolve_target(services, phrase=phrase, memory_id=memory_id, with_sources=with_sources)
+    # What waits in the spool goes into the database first, so the one scan below finds every
+    # copy: a replay racing the erase (any write pokes it) would bring a copy back afterwards.
+    services.replayer.replay_now()
     if target.memory_id:  # its proposals' wordings are tombstoned too, before they go
         bury_entry(services, services.memory.require(target.memory_id))
     with services.db.session(write=True) as session:

@@ -10,6 +10,7 @@ import functools
 import json
 import logging
 import os
+import sys
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.config import Settings
 from core.errors import NoModelConfigured, ProviderError
+from core.offload import run_blocking, waiting_elsewhere
 from core.routing.tiers import HOW_TO_CONFIGURE, ModelSpec, resolve
 
 if TYPE_CHECKING:
@@ -120,6 +122,7 @@ class LLMClient:
         # When set, no call of any kind (answer, classifier, distillation, extraction) leaves
         # once today's spending cap forbids it: SpendingCapReached is raised instead.
         self.spend = spend
+        self._context_sizes: dict[str, int] = {}
 
     def spec(self, tier: str) -> ModelSpec:
         """The model spec for a tier, or NoModelConfigured explaining how to set one."""
@@ -131,11 +134,16 @@ class LLMClient:
     def context_tokens(self, tier: str) -> int:
         """The context size of the tier's model (LiteLLM's price map; configured default else)."""
         spec = self.spec(tier)
+        known = self._context_sizes.get(spec.model)
+        if known is not None:
+            return known
         try:
             info = _litellm().get_model_info(spec.model)
-            return int(info.get("max_input_tokens") or self.settings.model_context_tokens)
+            size = int(info.get("max_input_tokens") or self.settings.model_context_tokens)
         except Exception:  # unknown (local) models are normal: use the configured size
-            return self.settings.model_context_tokens
+            size = self.settings.model_context_tokens
+        self._context_sizes[spec.model] = size  # LiteLLM's map does not change while we run
+        return size
 
     async def complete(
         self,
@@ -146,9 +154,10 @@ class LLMClient:
     ) -> Completion:
         """Ask the tier's model (then each fallback) once; ProviderError when all fail."""
         spec = self.spec(tier)
-        if self.spend is not None:
-            self.spend.check(spec.tier)
-        litellm = _litellm()
+        if self.spend is not None and self.settings.daily_spend_cap is not None:
+            await run_blocking(self.spend.check, spec.tier)  # reads today's spend
+        # The first import takes seconds: off the event loop, so other chats go on meanwhile.
+        litellm = _litellm() if "litellm" in sys.modules else await run_blocking(_litellm)
         key = self.settings.llm_api_key
         attempts: list[dict[str, Any]] = []
         started = time.perf_counter()
@@ -170,7 +179,8 @@ class LLMClient:
                 if temperature is not None:
                     kwargs["temperature"] = temperature
                 try:
-                    response = await litellm.acompletion(**kwargs)
+                    async with waiting_elsewhere():  # the request's work slot is free meanwhile
+                        response = await litellm.acompletion(**kwargs)
                 except Exception as exc:
                     attempts.append({"model": model, "error": _short(exc)})
                     log.warning("model %s failed (%s)", model, _short(exc))
@@ -198,10 +208,6 @@ class LLMClient:
             for c in (getattr(message, "tool_calls", None) or [])
         ]
         usage = getattr(response, "usage", None)
-        try:
-            cost = float(_litellm().completion_cost(completion_response=response))
-        except Exception:  # a model outside LiteLLM's price map: its cost is unknown
-            cost = None
         return Completion(
             tier=tier,
             model=model,
@@ -209,10 +215,22 @@ class LLMClient:
             tool_calls=calls,
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=cost,
+            cost=_cost(response),
             latency_ms=int((time.perf_counter() - started) * 1000),
             attempts=attempts,
         )
+
+
+def _cost(response) -> float | None:
+    """The call's cost in USD, or None when the model is outside LiteLLM's price map."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # LiteLLM priced the call already (milliseconds saved)
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
+    try:
+        return float(_litellm().completion_cost(completion_response=response))
+    except Exception:  # a model outside LiteLLM's price map: its cost is unknown
+        return None
 
 
 def _retryable(exc: Exception) -> bool:

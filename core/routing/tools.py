@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import re
@@ -13,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import EloraError
 from core.memory.schema import KIND_TO_TIER, Kind, Tier
+from core.offload import run_blocking
 from core.routing.client import ToolCall, parse_arguments
 
 if TYPE_CHECKING:
@@ -166,8 +169,7 @@ class ToolBox:
         """Function schemas offered at a tier."""
         out = []
         for name in self.names(tier):
-            params = self.args[name].model_json_schema()
-            params.pop("title", None)
+            params = copy.deepcopy(_parameters(self.args[name]))
             description = DESCRIPTIONS.get(name) or (self.args[name].__doc__ or name).strip()
             out.append(
                 {
@@ -203,13 +205,22 @@ class ToolBox:
             return {"error": f"{call.name} failed: {exc}"}
 
 
+@functools.cache
+def _parameters(model: type[BaseModel]) -> dict[str, Any]:
+    """A tool's JSON schema, built once per process (pydantic takes milliseconds per model)."""
+    params = model.model_json_schema()
+    params.pop("title", None)
+    return params
+
+
 async def _search_memory(ctx: ToolContext, args: SearchMemoryArgs) -> dict[str, Any]:
     from core.memory.api import search_memory
 
     mine = {f"chat:{ctx.chat_id}", f"user:{ctx.user_id}"}
-    items = search_memory(
-        ctx.services, args.query, args.limit, tiers=[args.tier] if args.tier else None
-    )
+    items = await run_blocking(
+        search_memory, ctx.services, args.query, args.limit,
+        tiers=[args.tier] if args.tier else None,
+    )  # fmt: skip
     # Entries scoped to another user or chat never leak into this conversation.
     visible = [
         i for i in items if not i["scope"].startswith(("user:", "chat:")) or i["scope"] in mine
@@ -245,7 +256,7 @@ async def _save_memory(ctx: ToolContext, args: SaveMemoryArgs) -> dict[str, Any]
 async def _list_topics(ctx: ToolContext, args: ListTopicsArgs) -> dict[str, Any]:
     from core.memory.api import list_memory_topics
 
-    return {"topics": list_memory_topics(ctx.services, args.scope)}
+    return {"topics": await run_blocking(list_memory_topics, ctx.services, args.scope)}
 
 
 async def _forget(ctx: ToolContext, args: ForgetArgs) -> dict[str, Any]:
@@ -256,25 +267,27 @@ async def _forget(ctx: ToolContext, args: ForgetArgs) -> dict[str, Any]:
         }
     from core.memory.api import forget_memory
 
-    report = forget_memory(ctx.services, args.memory_id)
+    report = await run_blocking(forget_memory, ctx.services, args.memory_id)
     return {"forgotten": report.memory_id}
 
 
 async def _save_session(ctx: ToolContext, args: SaveSessionArgs) -> dict[str, Any]:
     from core.memory.api import save_session_context
 
-    n = save_session_context(
-        ctx.services, args.text, args.source_id, user_id=ctx.user_id or "", chat_id=ctx.chat_id
-    )
+    n = await run_blocking(
+        save_session_context, ctx.services, args.text, args.source_id,
+        user_id=ctx.user_id or "", chat_id=ctx.chat_id,
+    )  # fmt: skip
     return {"source_id": args.source_id, "chunks": n}
 
 
 async def _search_session(ctx: ToolContext, args: SearchSessionArgs) -> dict[str, Any]:
     from core.memory.api import search_session_context
 
-    hits = search_session_context(
-        ctx.services, args.source_id, args.query, user_id=ctx.user_id or "", chat_id=ctx.chat_id
-    )
+    hits = await run_blocking(
+        search_session_context, ctx.services, args.source_id, args.query,
+        user_id=ctx.user_id or "", chat_id=ctx.chat_id,
+    )  # fmt: skip
     return {"note": DATA_NOTE, "chunks": hits}
 
 

@@ -1,14 +1,28 @@
 """The database: one engine per process. SQLite by default (WAL and secure_delete on every
-connection); PostgreSQL for servers and several workers (core/storage/postgres.py)."""
+connection); PostgreSQL for servers and several workers (core/storage/postgres.py: there the
+write turn is an advisory lock held by the transaction, and reads never wait).
+
+Writers take turns instead of failing. In this process one lock (`Database.writer`) admits one
+write transaction at a time, so threads never race for SQLite's write lock; between processes
+(bot, cockpit, CLI, import) SQLite's busy timeout makes a writer wait for the other's commit.
+A transaction that reads before it writes must say so (`session(write=True)`: BEGIN
+IMMEDIATE), because a deferred one could not upgrade its snapshot after someone else wrote and
+would fail at once. "database is locked" therefore only surfaces when the database stayed
+unwritable for the whole timeout, and that is what the spool is for.
+"""
 
 from __future__ import annotations
 
+import logging
+import re
 import sqlite3
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -30,6 +44,9 @@ from core.storage import postgres
 from core.storage.migrations import migrate
 from core.storage.models import JSONText
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
 # SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
 UNAVAILABLE_MARKERS = (
     "database is locked",
@@ -40,6 +57,10 @@ UNAVAILABLE_MARKERS = (
     "database or disk is full",
     "disk is full",
 )
+# Statements that write; anything else (SELECT, WITH … SELECT, PRAGMA, BEGIN…) does not.
+_WRITE = re.compile(r"^\s*(insert|update|delete|replace|create|drop|alter)\b", re.IGNORECASE)
+_CONTROL = re.compile(r"^\s*(begin|commit|rollback|savepoint|release|pragma)\b", re.IGNORECASE)
+_READ = "elora_read"  # connection info key: this transaction has read
 
 
 def is_unavailable(exc: BaseException) -> bool:
@@ -55,18 +76,43 @@ def is_unavailable(exc: BaseException) -> bool:
     )
 
 
-class Database:
-    """Owns the engine; hands out sessions; knows where its file is."""
+def is_busy(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" (SQLITE_BUSY): someone else holds the lock."""
+    message = str(getattr(exc, "orig", exc)).lower()
+    return "database is locked" in message or "database table is locked" in message
 
-    def __init__(self, url: str, busy_timeout_ms: int = 5000):
+
+class WriteAfterRead(RuntimeError):
+    """A deferred transaction wrote after reading: it must be opened with write=True."""
+
+
+class Database:
+    """Owns the engine; hands out sessions; knows where its file is; serialises writers."""
+
+    # Raise WriteAfterRead instead of logging it (the test suite turns this on).
+    strict_writes = False
+
+    def __init__(self, url: str, busy_timeout_ms: int = 15000):
         self.url = url
         self.busy_timeout_ms = busy_timeout_ms
         self._engine: Engine | None = None
+        self._creating = threading.Lock()
+        # One write transaction at a time in this process; a plain Lock (not RLock) because
+        # the connection that took it may be returned to the pool by another thread.
+        self.writer = threading.Lock()
+        self._holder = None  # the pooled connection record holding the writer turn
+        self._writer_thread: int | None = None
+        self._replay_hooks: list[Callable[[], None]] = []
 
     @property
     def dialect(self) -> str:
         """ "sqlite" or "postgresql"."""
         return "postgresql" if postgres.is_postgres(self.url) else "sqlite"
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password (for messages and diagnostics)."""
+        return make_url(self.url).render_as_string(hide_password=True)
 
     @property
     def path(self) -> Path | None:
@@ -78,14 +124,28 @@ class Database:
 
     @property
     def engine(self) -> Engine:
-        """The engine, created (and the schema migrated) on first use."""
+        """The engine, created (and the schema migrated) on first use, by one thread."""
         if self._engine is None:
-            self._engine = self._create_engine()
+            with self._creating:
+                if self._engine is None:
+                    self._engine = self._create_engine()
         return self._engine
 
     def _create_engine(self) -> Engine:
         if self.dialect == "postgresql":
-            return self._migrated(postgres.create(self.url, self.busy_timeout_ms))
+            engine = postgres.create(self.url, self.busy_timeout_ms)
+
+            @event.listens_for(engine, "before_cursor_execute")
+            def _on_pg_execute(conn, _cursor, statement, _params, _context, _many):
+                if _WRITE.match(statement):
+                    conn.info["elora_wrote"] = True
+
+            @event.listens_for(engine, "commit")
+            def _on_pg_commit(conn):
+                if conn.info.pop("elora_wrote", False):
+                    self._after_write()
+
+            return self._migrated(engine)
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,8 +172,46 @@ class Database:
             # at once with "database is locked" when another connection wrote in between (a
             # WAL snapshot cannot be upgraded); IMMEDIATE waits its turn for the write lock.
             # Plain reads stay deferred so they never wait for a writer.
-            immediate = conn.get_execution_options().get("elora_immediate", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            # On the DBAPI connection itself: SQLAlchemy's statement machinery cost more than
+            # a short read transaction's query.
+            conn.info.pop(_READ, None)
+            raw = conn.connection.driver_connection
+            if conn.get_execution_options().get("elora_immediate", False):
+                self._take_writer(conn)
+                self._begin_immediate(raw)
+            else:
+                raw.execute("BEGIN")
+
+        @event.listens_for(engine, "before_cursor_execute")
+        def _on_execute(conn, _cursor, statement, _params, _context, _many):
+            if self._holds(conn) or _CONTROL.match(statement):
+                return
+            if not _WRITE.match(statement):
+                conn.info[_READ] = True
+                return
+            if conn.info.get(_READ) and conn.in_transaction():
+                message = (
+                    "a deferred transaction wrote after reading; open it with "
+                    f"session(write=True): {statement.strip()[:80]}"
+                )
+                if self.strict_writes:
+                    raise WriteAfterRead(message)
+                log.warning(message)
+            self._take_writer(conn)
+
+        @event.listens_for(engine, "commit")
+        def _on_commit(conn):
+            self._end(conn, commit=True)
+
+        @event.listens_for(engine, "rollback")
+        def _on_rollback(conn):
+            self._end(conn, commit=False)
+
+        @event.listens_for(engine, "checkin")
+        def _on_checkin(_dbapi_conn, record):
+            # Whatever ended the connection's use, its writer turn ends with it.
+            if record is not None and self._holder is record:
+                self._give_writer()
 
         return self._migrated(engine)
 
@@ -126,10 +224,76 @@ class Database:
             raise StorageUnavailable(f"database {self.safe_url}: {exc.orig}") from exc
         return engine
 
-    @property
-    def safe_url(self) -> str:
-        """The URL without its password (for messages and diagnostics)."""
-        return make_url(self.url).render_as_string(hide_password=True)
+    # -- the writer turn ------------------------------------------------------------------
+
+    def _take_writer(self, conn) -> None:
+        """Wait for this process's writer turn (at most the busy timeout), for `conn`."""
+        me = threading.get_ident()
+        if self._writer_thread == me:
+            # This thread already writes on another connection: waiting for ourselves would
+            # never end, so SQLite's own lock decides (and names the nesting if it times out).
+            log.debug("nested write transaction on a second connection")
+            return
+        if not self.writer.acquire(timeout=max(self.busy_timeout_ms / 1000, 0.001)):
+            raise OperationalError(
+                "BEGIN", (), sqlite3.OperationalError("database is locked (writer queue)")
+            )
+        self._writer_thread = me
+        self._holder = conn.connection._connection_record
+
+    def _holds(self, conn) -> bool:
+        return self._holder is not None and self._holder is conn.connection._connection_record
+
+    def _give_writer(self) -> None:
+        self._holder = None
+        self._writer_thread = None
+        self.writer.release()
+
+    def _end(self, conn, commit: bool) -> None:
+        """Finish the transaction on the DBAPI connection now, then hand the writer turn on.
+
+        SQLAlchemy fires these events before its own COMMIT/ROLLBACK; doing it here first lets
+        the next writer in as soon as the data is on disk (the later call finds no open
+        transaction and does nothing)."""
+        if not self._holds(conn):
+            return
+        raw = conn.connection.dbapi_connection
+        try:
+            if raw is not None and raw.in_transaction:
+                raw.commit() if commit else raw.rollback()
+        except sqlite3.Error:
+            return  # SQLAlchemy's own call raises it properly; the turn ends at check-in
+        self._give_writer()
+        if commit:
+            self._after_write()
+
+    def _begin_immediate(self, raw: sqlite3.Connection) -> None:
+        """BEGIN IMMEDIATE, retried with backoff when SQLite says busy before the timeout
+        (it does so at once in a few cases, such as a WAL recovery in another process)."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        pause = 0.005
+        while True:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or time.monotonic() + pause >= deadline:
+                    raise OperationalError("BEGIN IMMEDIATE", (), exc) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+    def on_write(self, hook: Callable[[], None]) -> None:
+        """Call `hook()` after each committed write of this process (e.g. a spool replay)."""
+        self._replay_hooks.append(hook)
+
+    def _after_write(self) -> None:
+        for hook in self._replay_hooks:
+            try:
+                hook()
+            except Exception:  # a hook must never fail the write that triggered it
+                log.exception("post-write hook failed")
+
+    # -- sessions -------------------------------------------------------------------------
 
     @contextmanager
     def session(self, write: bool = False) -> Iterator[Session]:
@@ -146,6 +310,30 @@ class Database:
             if is_unavailable(exc):
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
             raise
+
+    def write(self, fn: Callable[[Session], T], attempts: int = 3) -> T:
+        """`fn(session)` in a write transaction, run again when SQLite said busy early (or
+        PostgreSQL chose it as a deadlock's victim).
+
+        For the write paths that must not be lost (captures, traces): a busy answer that came
+        before the busy timeout ran out is a transient race, not an unavailable database."""
+        for attempt in range(attempts):
+            started = time.monotonic()
+            try:
+                with self.session(write=True) as session:
+                    return fn(session)
+            except DBAPIError as exc:  # PostgreSQL: a deadlock or serialisation failure
+                if postgres.sqlstate(exc) not in postgres.RETRY_CODES or attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
+                continue
+            except StorageUnavailable as exc:
+                waited = time.monotonic() - started
+                early = waited < self.busy_timeout_ms / 1000 / 2
+                if not (early and is_busy(exc.__cause__ or exc)) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
+        raise AssertionError("unreachable")
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Every row of one raw SQL query (`?` placeholders), in its own short transaction."""

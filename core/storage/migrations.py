@@ -485,16 +485,14 @@ def _migrate(conn: Connection) -> list[int]:
     done = applied_versions(conn)
     conn.commit()
     applied = []
-    for version, name, fn in sorted(MIGRATIONS, key=lambda m: m[0]):
-        if version in done:
-            continue
-        # SQLite: a write transaction from the start (BEGIN IMMEDIATE), and the version looked
-        # up again inside it, so processes opening a new home together apply each migration
-        # once (PostgreSQL's migrations already run one process at a time).
-        with conn.execution_options(elora_immediate=not is_postgres(conn)).begin():
-            if version in {
-                r[0] for r in conn.exec_driver_sql("SELECT version FROM schema_migrations")
-            }:
+    pending = [m for m in sorted(MIGRATIONS, key=lambda m: m[0]) if m[0] not in done]
+    if pending:
+        # Each migration takes the write lock at BEGIN (IMMEDIATE, see core/storage/db.py) and
+        # looks again: two processes starting on one home must not both apply it.
+        conn = conn.execution_options(elora_immediate=True)
+    for version, name, fn in pending:
+        with conn.begin():
+            if version in applied_versions(conn):
                 continue
             fn(conn)
             conn.execute(

@@ -6,6 +6,7 @@ there leaves no readable copy behind.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -70,6 +71,8 @@ class ChromaIndex:
         self.prefix = prefix
         self._client = None
         self._collections: dict[str, Any] = {}
+        # Chroma's client start is not thread-safe: two chats' first queries at once broke it.
+        self._opening = threading.Lock()
         self._space_meta = dict(space_meta or {})
         self.failure: tuple[float, str] | None = None  # (time.monotonic(), message)
 
@@ -124,9 +127,11 @@ class ChromaIndex:
 
     @property
     def client(self):
-        """The Chroma client, connected on first use."""
+        """The Chroma client, connected on first use (by one thread)."""
         if self._client is None:
-            self._client = self._connect()
+            with self._opening:
+                if self._client is None:
+                    self._client = self._connect()
         return self._client
 
     def collection(self, name: str):
@@ -134,12 +139,14 @@ class ChromaIndex:
         if name not in COLLECTIONS:
             raise StorageError(f"unknown collection {name!r}")
         if name not in self._collections:
-            metadata = {"hnsw:space": "cosine", **self._space_meta}
             client = self.client
-            with self._guard(f"{name}: cannot open the collection"):
-                self._collections[name] = client.get_or_create_collection(
-                    self.prefix + name, embedding_function=None, metadata=metadata
-                )
+            with self._opening:
+                if name not in self._collections:
+                    metadata = {"hnsw:space": "cosine", **self._space_meta}
+                    with self._guard(f"{name}: cannot open the collection"):
+                        self._collections[name] = client.get_or_create_collection(
+                            self.prefix + name, embedding_function=None, metadata=metadata
+                        )
         return self._collections[name]
 
     def upsert(self, collection, ids, vectors, metadatas) -> None:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from bot.i18n import TEXTS
 from core.archive.records import CaptureIn
+from core.archive.spool import Spool
 from tests.bot import updates
 from tests.bot.support import BotRunner, rows
 from tests.core.memory.helpers import is_database, windows_on_disk
@@ -125,18 +126,19 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
         await services.assistant.drain()
     finally:
         await bot.stop()
-    # 3. A capture that waits in the spool (the database was locked when it came).
-    services.spool.append(
-        CaptureIn(surface="telegram", chat_id="42", message_id="9001", sender="Camille",
-                  text=f"(hors ligne) {SECRET}", sent_at=datetime(2024, 6, 1, 9, 0)),
-        reason="database is locked",
-    )  # fmt: skip
     services.close()
-    # 4. `elora ask` answered by a model that echoes it; learning; the mirror; an export.
+    # 3. `elora ask` answered by a model that echoes it; learning; the mirror; an export.
     elora(tmp_path, "ask", "Tu te rappelles où mamie range ses affaires ?")
     elora(tmp_path, "learn", ELORA_LEARNING_EXTRACTOR="model")
     elora(tmp_path, "jobs", "run", "markdown-export")
     elora(tmp_path, "export-markdown", str(home / "exports" / "juin"))
+    # 4. A capture that waits in the spool (the database was locked when it came). Last: any
+    # later write would replay it into the database at once.
+    Spool(home / "spool").append(
+        CaptureIn(surface="telegram", chat_id="42", message_id="9001", sender="Camille",
+                  text=f"(hors ligne) {SECRET}", sent_at=datetime(2024, 6, 1, 9, 0)),
+        reason="database is locked",
+    )  # fmt: skip
     stored = {path for path, _ in windows_on_disk(home, SECRET)}
     assert any(is_database(p) for p in stored), stored
     assert {p.split("/")[0] for p in stored} >= {"spool", "mirror", "exports"}, stored
@@ -156,8 +158,9 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
 
     assert "telegram chat 4242: 2024-05-02 18:00, 2024-05-04 18:00" in preview
     assert "memory " in preview and "session memory" in preview and "spool/" in preview
-    # Two imported, /remember, the message and its echo, the document, the answer to `ask`.
-    assert report["removed_captures"] == 7
+    # Two imported, /remember, the message and its echo, the document, the answer to `ask`,
+    # and the spooled one (forget replays the spool first, then erases it with the rest).
+    assert report["removed_captures"] == 8
     assert report["left_files"] == [] and report["wal_truncated"]
     assert windows_on_disk(home, SECRET) == []
     for word in (b"hortense", b"quetzal"):  # not even as the `missing` words of a trace

@@ -33,9 +33,16 @@ async def processor(services):
     await processor.shutdown()
 
 
-async def step(log: list[str], name: str, gate: asyncio.Event | None = None) -> None:
+async def step(
+    log: list[str],
+    name: str,
+    gate: asyncio.Event | None = None,
+    started: asyncio.Event | None = None,
+) -> None:
     """A handler run: logs its start and end, and waits for `gate` in between."""
     log.append(f"start {name}")
+    if started is not None:
+        started.set()
     if gate is not None:
         await gate.wait()
     log.append(f"end {name}")
@@ -43,21 +50,45 @@ async def step(log: list[str], name: str, gate: asyncio.Event | None = None) -> 
 
 async def test_one_chat_waits_its_turn_while_another_chat_goes_ahead(processor, bot_object):
     log: list[str] = []
-    gate = asyncio.Event()
+    gate, started = asyncio.Event(), asyncio.Event()
     first = update(bot_object, 1, updates.message("un"))
     second = update(bot_object, 2, updates.message("deux"))
     other = update(bot_object, 3, updates.message("salut", LEA))
 
-    runs = [
-        asyncio.create_task(processor.process_update(first, step(log, "un", gate))),
-        asyncio.create_task(processor.process_update(second, step(log, "deux"))),
-    ]
+    runs = [asyncio.create_task(processor.process_update(first, step(log, "un", gate, started)))]
+    await asyncio.wait_for(started.wait(), 10)
+    runs.append(asyncio.create_task(processor.process_update(second, step(log, "deux"))))
     await asyncio.wait_for(processor.process_update(other, step(log, "salut")), 10)
 
     assert log == ["start un", "start salut", "end salut"]  # "deux" waits behind "un"
     gate.set()
     await asyncio.wait_for(asyncio.gather(*runs), 10)
     assert log[3:] == ["end un", "start deux", "end deux"]
+
+
+async def test_at_most_the_configured_number_of_chats_run_at_once(services, bot_object):
+    processor = OrderedPerChat(services, max_chats=2)
+    log: list[str] = []
+    gate = asyncio.Event()
+    both = [asyncio.Event(), asyncio.Event()]
+    people = [updates.user(100 + n, "fr", f"P{n}") for n in range(3)]
+    runs = [
+        asyncio.create_task(
+            processor.process_update(
+                update(bot_object, 10 + n, updates.message("hop", person)),
+                step(log, f"chat{n}", gate, both[n] if n < 2 else None),
+            )
+        )
+        for n, person in enumerate(people)
+    ]
+    await asyncio.wait_for(asyncio.gather(*(e.wait() for e in both)), 10)
+
+    assert sorted(log) == ["start chat0", "start chat1"]  # the third chat waits for a slot
+    assert processor.in_flight == 2
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*runs), 10)
+    assert processor.peak_in_flight == 2
+    assert sorted(log) == sorted(f"{w} chat{n}" for n in range(3) for w in ("start", "end"))
 
 
 async def test_an_update_seen_before_is_not_handled_again_even_after_a_restart(

@@ -92,7 +92,7 @@ class Workers:
 @pytest.fixture
 def workers(bot_env, chroma, tmp_path):
     """Start workers with short leases (a dead worker's chat is taken over in seconds)."""
-    fleet = Workers(tmp_path, ELORA_WORKER_LEASE_SECONDS="3", ELORA_WORKER_CONCURRENCY="1")
+    fleet = Workers(tmp_path, ELORA_WORKER_LEASE_SECONDS="3", ELORA_TELEGRAM_CONCURRENT_CHATS="1")
     yield fleet
     fleet.stop_all()
 

@@ -33,9 +33,6 @@ def _row(text: str, label: str) -> str:
 async def test_shows_backlog_stores_jobs_profile_and_spend(make_services, clock, monkeypatch, llm):
     monkeypatch.setenv("ELORA_DAILY_SPEND_CAP", "0.05")
     services = make_services()
-    for n in range(3):  # captures that waited in the spool while the database was locked
-        item = CaptureIn(surface="telegram", chat_id="42", text=f"spooled {n}", sent_at=NOW)
-        services.spool.append(item, reason="database is locked")
     add_capture(services, "Je n'aime pas la coriandre", message_id="1")
     services.memory.save(entry("pref.coriander", "Camille dislikes coriander", kind="preference"))
     add_proposal(services, "p-1", "Camille takes the train")
@@ -46,6 +43,11 @@ async def test_shows_backlog_stores_jobs_profile_and_spend(make_services, clock,
     services.profile.record("question-about-past", "up")
     clock.advance(hours=49)  # the profile has not moved for two days: stale
     services.traces.record(surface="telegram", chat_id="42", cost=0.01)
+    # Captures still waiting in the spool (left by a process that found the database locked;
+    # a write of this one would have replayed them, so they come after the writes above).
+    for n in range(3):
+        item = CaptureIn(surface="telegram", chat_id="42", text=f"spooled {n}", sent_at=NOW)
+        services.spool.append(item, reason="database is locked")
     app = Cockpit(services, refresh_seconds=None)
     async with app.run_test(size=(120, 36)) as pilot:
         text = await _health(app, pilot)

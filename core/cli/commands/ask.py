@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 NAME = "ask"
 HELP = "ask one question (capture, recall, answer, trace); --json adds the trace"
 
@@ -27,6 +29,12 @@ def run(args) -> int:
         print_json(reply.summary())
     else:
         print(reply.text)
+    if reply.spooled:
+        print(
+            "elora: the database is busy; this exchange waits in the spool and is saved "
+            "as soon as the database takes writes again",
+            file=sys.stderr,
+        )
     return 0 if reply.status == "answered" else 1
 
 

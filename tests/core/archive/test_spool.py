@@ -159,3 +159,23 @@ def test_unparseable_line_is_set_aside_not_lost(services, home):
     assert services.spool.backlog() == 0
     [rejected] = (home / "spool").glob("rejected-*.jsonl")
     assert rejected.read_text(encoding="utf-8") == garbage + "\n"
+
+
+def test_spooled_answers_and_traces_are_replayed_once_whatever_the_reruns(services):
+    question, answer = _message(1, "Le dentiste est jeudi"), _message(2, "Noté pour jeudi.")
+    answer.role, answer.sender = "assistant", "Elora"
+    trace = services.traces.build(surface="telegram", chat_id="42", capture_id=question.id)
+    for _ in range(2):  # a surface that retried wrote them twice
+        services.spool.append(question, reason="database is locked")
+        services.spool.append(answer, reason="database is locked")
+        services.traces.spool(trace, reason="database is locked")
+
+    services.archive.replay_spool()  # (the retry timer may have run it already: same result)
+    services.traces.spool(trace, reason="spooled again after it was stored")
+    again = services.archive.replay_spool()
+
+    assert (again["stored"], again["traces"]) == (0, 0)
+    assert sorted(_stored_ids(services)) == sorted([question.id, answer.id])
+    stored = services.traces.get(trace.id)
+    assert stored is not None and stored.capture_id == question.id
+    assert services.spool.backlog() == 0

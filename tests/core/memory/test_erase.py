@@ -142,7 +142,8 @@ def test_forget_matching_leaves_no_piece_of_the_phrase_in_any_file_elora_wrote(
 
     report = forget_matching(services, PHRASE)
 
-    assert report.removed_captures == 3
+    # Two said, one echo, and the spooled one (replayed into the database first, then erased).
+    assert report.removed_captures == 4
     assert sorted(report.removed_entries) == ["fact.coffre", "fact.tresor"]
     assert report.left_files == ["notes.txt"]
     assert report.wal_truncated and report.vectors_erased
@@ -166,8 +167,10 @@ def test_what_did_not_hold_the_phrase_stays_and_stays_findable(services, home, s
     turns = services.window("telegram", "cli").turns()
     assert [(t["role"], t["capture_id"]) for t in turns] == [("user", question.id)]
     assert services.session_memory.sources("7", "42") == ["doc:autre"]
-    assert services.spool.backlog() == 1  # the unrelated spooled message still waits
-    assert services.archive.replay_spool()["stored"] == 1
+    # The spool was replayed before the erase: the unrelated message is archived, the other gone.
+    assert services.spool.backlog() == 0
+    assert [t for (t,) in services.db.rows("SELECT text FROM captures WHERE chat_id = '77'")
+            if t.startswith("(spooled)")] == ["(spooled) rien à voir"]  # fmt: skip
     (trace,) = services.traces.recent(5)
     assert trace.pack["missing"] == [] and trace.classification["reasons"] == []
     assert trace.pack["items"] == ["[forgotten]", "fact.velo"]
@@ -201,7 +204,7 @@ def test_the_forget_log_says_a_phrase_was_forgotten_never_which(services, stocke
 
     (row,) = _rows(services, "SELECT entry_uuid, matching, removed_captures, removed_entries, "
                    "with_sources FROM forget_log")  # fmt: skip
-    assert tuple(row) == ("", 1, 3, 2, 0)
+    assert tuple(row) == ("", 1, 4, 2, 0)  # 3 archived + 1 replayed from the spool
 
 
 def test_forget_with_sources_also_erases_messages_holding_the_entry_text_verbatim(services, home):

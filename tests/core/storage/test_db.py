@@ -1,9 +1,11 @@
 import sqlite3
+import threading
+import uuid
 
 import pytest
 
 from core.errors import StorageUnavailable
-from core.storage.db import Database
+from core.storage.db import Database, WriteAfterRead
 
 # SQLite itself: its files, PRAGMAs and FTS5 tables (tests/core/storage/test_postgres.py
 # checks the same on PostgreSQL).
@@ -58,3 +60,45 @@ def test_database_under_a_regular_file_is_unavailable_not_a_crash(tmp_path):
 
     with pytest.raises(StorageUnavailable, match=r"file\.txt"), db.session():
         pass
+
+
+def _hammer(db, writes: int, errors: list) -> None:
+    """Read-modify-write transactions and single inserts, back to back."""
+    try:
+        for n in range(writes):
+            with db.session(write=True) as session:
+                conn = session.connection()
+                count = conn.exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
+                for _ in range(20):  # a transaction that holds the write lock a little while
+                    conn.exec_driver_sql(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        (uuid.uuid4().hex, str(count)),
+                    )
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (uuid.uuid4().hex, str(n)))
+    except Exception as exc:  # collected: the test shows every failure
+        errors.append(exc)
+
+
+def test_many_threads_writing_at_once_take_turns_instead_of_failing(tmp_path):
+    # A busy timeout far above one transaction's length, far below what a thread waits when
+    # SQLite's own polling lets the others overtake it again and again.
+    db = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=500)
+    errors: list[Exception] = []
+    threads = [threading.Thread(target=_hammer, args=(db, 30, errors)) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert db.rows("SELECT count(*) FROM meta")[0][0] == 16 * 30 * 21
+    db.close()
+
+
+def test_a_deferred_transaction_that_reads_then_writes_is_refused_in_tests(db):
+    # In production it would fail with "database is locked" whenever another writer committed
+    # between its read and its write; it must be opened with write=True.
+    with pytest.raises(WriteAfterRead), db.session() as session:
+        conn = session.connection()
+        conn.exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
+        conn.exec_driver_sql("INSERT INTO meta (key, value) VALUES ('k', 'v')")

@@ -1,0 +1,354 @@
+"""Load: the real `elora bot` process, N users x M messages sent at once, an instant model.
+
+    python -m tests.bench.bench_load                          # 10 users x 30 messages
+    python -m tests.bench.bench_load --users 5 --messages 40 --history 10000
+    python -m tests.bench.bench_load --extractor heuristic    # no LITE extraction call
+
+The bot is started as a process (`python -m core.cli.main bot`) on a fresh ELORA_HOME, long
+polling the fake Bot API (tests/telegram_server.py) and answering through LiteLLM against the
+local OpenAI-compatible server (tests/llm_server.py), which answers at once. After one warm-up
+message, every user's messages are queued within the same instant; the bench waits for every
+reply, stops the bot with SIGTERM, and then reads the home:
+
+- throughput: messages answered per second over the burst;
+- reply latency p50/p95: from the moment the burst was queued to each reply's sendMessage;
+- pipeline overhead p50/p95: each trace's latency minus the time inside its model calls;
+- the archive check: every message and every reply archived exactly once, no spooled capture,
+  no "database is locked" in the bot's log.
+
+Targets (2 cores, 10 x 30): >= 15 messages/s, reply p95 <= 25 s, overhead p95 <= 300 ms, zero
+spooled, exact archive. The process list is built by `start_bots`, so more workers on one home
+(issue 16) only add processes to it.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import argparse
+import json
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tests.bench.synthetic import bench_home, percentile
+from tests.llm_server import FakeLLMServer, last_user_text
+from tests.telegram_server import FakeTelegram
+
+TOKEN = "123456789:AABenchLoadTokenForTests_abcdefghijk"
+CLASSIFIER_MARK = "You classify one message sent to a personal assistant"
+EXTRACTION_MARK = "decide what is worth remembering"
+CONTRADICTION_MARK = "Say how the new one relates to the existing one"
+VERDICT = json.dumps(
+    {"intent": "task", "complexity": "low", "memory_need": "L2", "tiers": ["semantic"],
+     "confidence": 0.9}
+)  # fmt: skip
+FIRST_USER = 5_000_001
+STARTUP = 180.0
+TARGETS = {"rate": 15.0, "reply_p95": 25.0, "overhead_p95": 300.0}
+TAG = re.compile(r"#(u\d+m\d+)")
+
+TEXTS = [
+    "what did I say about the dentist last week?",
+    "qu'est-ce que Léa m'a dit hier ?",
+    "de quoi on a parlé avec Hugo la semaine dernière ?",
+    "Je suis chez Nora ce soir, elle a adopté un chat qui s'appelle Biscotte.",
+    "The plumber comes on Thursday at 9, I need to be home early.",
+    "et pour la plante ?",
+    "can you plan a dinner with Léa on Friday?",
+    "quel est mon film préféré ?",
+    "écris un message à Hugo pour décaler le ciné",
+    "what's left to do on the payment bug?",
+    "salut !",
+    "thanks!",
+]
+
+
+def responder(body: dict[str, Any]) -> str:
+    """The instant model: the classifier's verdict, no candidates, or an answer naming its tag."""
+    text = last_user_text(body)
+    if CLASSIFIER_MARK in text:
+        return VERDICT
+    if EXTRACTION_MARK in text:
+        return '{"candidates": []}'
+    if CONTRADICTION_MARK in text:
+        return '{"relation": "none"}'
+    tag = TAG.search(text)
+    return f"Réponse à #{tag.group(1)}." if tag else "Noted."
+
+
+def update(user_id: int, message_id: int, text: str) -> dict[str, Any]:
+    """A private-chat text message update from an allowlisted user."""
+    person = {"id": user_id, "is_bot": False, "first_name": f"User{user_id % 1000}",
+              "language_code": "fr"}  # fmt: skip
+    chat = {"id": user_id, "type": "private", "first_name": person["first_name"]}
+    return {"message": {"message_id": message_id, "date": int(time.time()), "chat": chat,
+                        "from": person, "text": text}}  # fmt: skip
+
+
+def bot_env(home: Path, telegram: FakeTelegram, llm: FakeLLMServer, users: list[int], args):
+    """The environment of a bot process on `home`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELORA_")}
+    env.update(
+        {
+            "ELORA_HOME": str(home),
+            "TELEGRAM_BOT_TOKEN": TOKEN,
+            "ELORA_TELEGRAM_ALLOWED_USERS": ",".join(str(u) for u in users),
+            "ELORA_TELEGRAM_BASE_URL": telegram.base_url,
+            "ELORA_LLM_API_BASE": llm.base_url,
+            "ELORA_LLM_API_KEY": "bench-key",
+            "ELORA_LLM_RETRIES": "0",
+            "ELORA_LEARNING_EXTRACTOR": args.extractor,
+            "ELORA_LOG_LEVEL": "WARNING",
+        }
+    )
+    if args.chats:
+        env["ELORA_TELEGRAM_CONCURRENT_CHATS"] = str(args.chats)
+    if args.slots:
+        env["ELORA_WORK_SLOTS"] = str(args.slots)
+    for tier in ("LITE", "FLASH", "PRO"):
+        env[f"ELORA_MODEL_{tier}"] = f"openai/bench-{tier.lower()}"
+    return env
+
+
+def start_bots(env: dict[str, str], home: Path, count: int = 1) -> list[subprocess.Popen]:
+    """`count` bot processes on one home, each logging to home/bot-N.log."""
+    processes = []
+    command = [sys.executable, "-m", "core.cli.main", "bot"]
+    for n in range(count):
+        with open(home / f"bot-{n}.log", "wb") as log:  # the child keeps its own descriptor
+            processes.append(
+                subprocess.Popen(command, env=env, cwd=home, stdout=log, stderr=subprocess.STDOUT)
+            )
+    return processes
+
+
+def cpu_seconds(processes: list[subprocess.Popen]) -> float:
+    """User + system CPU time the processes used so far (Linux /proc; 0 elsewhere)."""
+    total = 0.0
+    for p in processes:
+        try:
+            fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def stop_bots(processes: list[subprocess.Popen]) -> list[int]:
+    """SIGTERM every bot and wait for it; return the exit codes."""
+    for p in processes:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    codes = []
+    for p in processes:
+        try:
+            codes.append(p.wait(timeout=120))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            codes.append(p.wait())
+    return codes
+
+
+class Replies:
+    """Records when each tagged reply reached the fake Bot API."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, list[float]] = {}
+        self.lock = threading.Lock()
+
+    def hook(self, params: dict[str, Any]) -> None:
+        tag = TAG.search(str(params.get("text", "")))
+        if tag:
+            with self.lock:
+                self.at.setdefault(tag.group(1), []).append(time.perf_counter())
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.at)
+
+
+def seed_history(home: Path, messages: int) -> None:
+    """An archive of `messages` synthetic messages with random stored vectors."""
+    from datetime import datetime
+
+    from tests.bench import synthetic
+    from tests.fakes import FixedClock
+
+    services = synthetic.open_bench_services(
+        home, synthetic.local_embedder(), FixedClock(datetime.now())
+    )
+    try:
+        synthetic.build_archive(services, messages, True, datetime.now())
+    finally:
+        services.close()
+
+
+def check_home(
+    home: Path, sent: dict[str, str], replied: dict[str, list[float]], warm_chat: int
+) -> dict:
+    """Archive exactness, spool backlog and pipeline overhead, read from the stopped bot's home."""
+    db = sqlite3.connect(home / "elora.db")
+    try:
+        users = Counter(t for (t,) in db.execute("SELECT text FROM captures WHERE role = 'user'"))
+        answers = Counter(
+            t for (t,) in db.execute("SELECT text FROM captures WHERE role = 'assistant'")
+        )
+        traces = db.execute(
+            "SELECT latency_ms, models, error FROM traces WHERE chat_id != ?", (str(warm_chat),)
+        ).fetchall()
+    finally:
+        db.close()
+    missing_user = [tag for tag, text in sent.items() if users[text] != 1]
+    missing_reply = [tag for tag in sent if answers[f"Réponse à #{tag}."] != 1]
+    overhead = []
+    for latency, models, _ in traces:
+        model_ms = sum(call.get("latency_ms", 0) for call in json.loads(models or "[]"))
+        overhead.append(latency - model_ms)
+    spool = home / "spool"
+    spooled = sum(
+        1 for f in spool.glob("spool-*.jsonl") for line in f.read_text().splitlines() if line
+    ) if spool.exists() else 0  # fmt: skip
+    locked = sum(
+        log.read_text(errors="replace").count("database is locked")
+        for log in home.glob("bot-*.log")
+    )
+    return {
+        "user_captures_not_once": missing_user,
+        "replies_not_archived_once": missing_reply,
+        "replies_sent_not_once": [t for t in sent if len(replied.get(t, [])) != 1],
+        "traces": len(traces),
+        "trace_errors": Counter(e for _, _, e in traces if e),
+        "overhead": overhead,
+        "spooled": spooled,
+        "locked_in_log": locked,
+    }
+
+
+def run(args) -> int:
+    """Start the fakes and the bot, send the burst, wait, stop, check; return 0 when on target."""
+    llm = FakeLLMServer().start()
+    llm.responder = responder
+    telegram = FakeTelegram(TOKEN).start()
+    replies = Replies()
+    telegram.on("sendMessage", replies.hook)
+    users = [FIRST_USER + n for n in range(args.users)]
+    warm_user = FIRST_USER + args.users
+    with bench_home(keep=args.keep) as home:
+        if args.history:
+            seed_history(home, args.history)
+        processes = start_bots(
+            bot_env(home, telegram, llm, [*users, warm_user], args), home, args.workers
+        )
+        try:
+            started = time.perf_counter()
+            telegram.push(update(warm_user, 1, "bonjour (#u0m0)"))
+            if not telegram.wait_for(lambda: replies.count() >= 1, STARTUP):
+                print((home / "bot-0.log").read_text(errors="replace")[-3000:])
+                raise SystemExit("the bot never answered the warm-up message")
+            print(f"bot ready and warm in {time.perf_counter() - started:.1f} s "
+                  f"(cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f})")  # fmt: skip
+            sent: dict[str, str] = {}
+            burst = []
+            for m in range(args.messages):
+                for n, user in enumerate(users):
+                    tag = f"u{n + 1}m{m + 1}"
+                    text = f"{TEXTS[(n + m) % len(TEXTS)]} (#{tag})"
+                    sent[tag] = text
+                    burst.append(update(user, 100 + m, text))
+            cpu0 = cpu_seconds(processes)
+            t0 = time.perf_counter()
+            for u in burst:
+                telegram.push(u)
+            total = len(burst)
+            done = telegram.wait_for(lambda: replies.count() >= total + 1, args.timeout)
+            elapsed = time.perf_counter() - t0
+            cpu = cpu_seconds(processes) - cpu0
+            if not done:
+                print(f"timed out: {replies.count() - 1} of {total} replies")
+        finally:
+            codes = stop_bots(processes)
+        with replies.lock:
+            replied = {k: v for k, v in replies.at.items() if k != "u0m0"}
+        latencies = [v[0] - t0 for v in replied.values()]
+        last = max(latencies) if latencies else elapsed
+        checks = check_home(home, sent, replied, warm_user)
+        checks["cpu"] = cpu
+    llm.stop()
+    telegram.stop()
+    return report(args, total, latencies, last, checks, codes)
+
+
+def report(args, total, latencies, last, checks, codes) -> int:
+    """Print the figures and checks; 0 when every target and check holds."""
+    rate = len(latencies) / last if last else 0.0
+    overhead = checks["overhead"]
+    print(f"\n{args.users} users x {args.messages} messages = {total} at once "
+          f"({args.workers} bot process(es), extractor {args.extractor}, history {args.history})")  # fmt: skip
+    print(f"  answered      {len(latencies)}/{total} in {last:.1f} s: {rate:.1f} messages/s")
+    print(
+        f"  bot CPU       {checks['cpu']:.1f} s over the burst: "
+        f"{1000 * checks['cpu'] / max(total, 1):.0f} ms per message"
+    )
+    if latencies:
+        print(f"  reply latency p50 {percentile(latencies, 50):6.2f} s  "
+              f"p95 {percentile(latencies, 95):6.2f} s  max {max(latencies):6.2f} s")  # fmt: skip
+    if overhead:
+        print(f"  pipeline overhead p50 {percentile(overhead, 50):6.0f} ms  "
+              f"p95 {percentile(overhead, 95):6.0f} ms  max {max(overhead):6.0f} ms "
+              f"({len(overhead)} traces)")  # fmt: skip
+    problems = []
+    for key in ("user_captures_not_once", "replies_not_archived_once", "replies_sent_not_once"):
+        if checks[key]:
+            problems.append(f"{key}: {len(checks[key])} ({', '.join(checks[key][:5])}…)")
+    if checks["spooled"]:
+        problems.append(f"spooled captures: {checks['spooled']}")
+    if checks["locked_in_log"]:
+        problems.append(f"'database is locked' in the log: {checks['locked_in_log']}")
+    if checks["trace_errors"]:
+        problems.append(f"traces with errors: {dict(checks['trace_errors'])}")
+    if any(codes):
+        problems.append(f"bot exit codes {codes}")
+    print("  archive: " + ("exact, nothing spooled" if not problems else "; ".join(problems)))
+    misses = []
+    if rate < TARGETS["rate"]:
+        misses.append(f"rate {rate:.1f} < {TARGETS['rate']}")
+    if latencies and percentile(latencies, 95) > TARGETS["reply_p95"]:
+        misses.append(f"reply p95 > {TARGETS['reply_p95']} s")
+    if overhead and percentile(overhead, 95) > TARGETS["overhead_p95"]:
+        misses.append(f"overhead p95 > {TARGETS['overhead_p95']} ms")
+    print("  targets: " + ("met" if not misses else "MISSED (" + "; ".join(misses) + ")"))
+    return 1 if problems or misses else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options and run the bench."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--messages", type=int, default=30, help="messages per user")
+    parser.add_argument("--workers", type=int, default=1, help="bot processes on the home")
+    parser.add_argument("--history", type=int, default=0, help="archived messages seeded first")
+    parser.add_argument("--chats", type=int, help="chats answered at once (the bot's setting)")
+    parser.add_argument("--slots", type=int, help="requests doing local work at once (setting)")
+    parser.add_argument(
+        "--extractor", default="auto", choices=["auto", "heuristic", "off"],
+        help="learning after each exchange (auto: one more LITE call per message)",
+    )  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for replies")
+    parser.add_argument("--keep", action="store_true", help="keep the tmp home")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

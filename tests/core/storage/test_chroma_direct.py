@@ -1,0 +1,112 @@
+"""The embedded Chroma store used through Chroma's engine directly: the same vectors as the full
+client sees, and one-shot commands that never import the chromadb package."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.storage.chroma_direct import DirectChroma
+from core.storage.vectors import ChromaIndex
+
+CHECK = (
+    "import sys\n"
+    "from core.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print('chromadb imported:', 'chromadb' in sys.modules, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def unit(seed: int) -> list[float]:
+    vector = np.random.default_rng(seed).normal(size=16)
+    return (vector / np.linalg.norm(vector)).tolist()
+
+
+READ_BACK = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from core.storage.vectors import ChromaIndex\n"
+    "index = ChromaIndex(path=Path(sys.argv[1]))\n"
+    "print(index.count('memory'), index.query('memory', [float(x) for x in sys.argv[2:]], 1)[0].id)\n"
+)
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A store created by the full client (as another process would), with one vector."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    client = ChromaIndex(path=tmp_path / "chroma")
+    client.upsert("memory", ["a"], [unit(1)], [{"tier": "semantic"}])
+    SharedSystemClient.clear_system_cache()  # this process lets go of it
+    return tmp_path / "chroma"
+
+
+def test_direct_calls_and_the_full_client_see_the_same_vectors(store):
+    direct = DirectChroma(ChromaIndex(path=store))
+
+    direct.upsert("memory", ["b"], [unit(2)], [{"tier": "episodic"}])
+    hits = direct.query("memory", unit(2), 2)
+    direct.delete("memory", ["a"])
+
+    assert direct.direct  # all of it through Chroma's engine, no client
+    assert [h.id for h in hits] == ["b", "a"] and hits[0].metadata == {"tier": "episodic"}
+    assert direct.count("archive") == 0  # a collection never created reads as empty
+    assert direct.get_vectors("memory", ["b", "zz"]).keys() == {"b"}
+    client = subprocess.run(  # the full client, in its own process, sees the same
+        [sys.executable, "-c", READ_BACK, str(store), *map(str, unit(2))],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert client.stdout.split() == ["1", "b"], client.stderr
+
+
+def test_a_new_collection_is_created_by_the_client_then_used_through_it(store):
+    direct = DirectChroma(ChromaIndex(path=store))
+
+    direct.upsert("archive", ["c"], [unit(3)], [{"chat_id": "42"}])
+
+    assert direct.count("archive") == 1
+    assert direct.query("archive", unit(3), 1, {"chat_id": "42"})[0].id == "c"
+    assert not direct.direct
+
+
+def test_one_shot_commands_read_and_write_vectors_without_importing_chromadb(services, home):
+    from core.memory.api import remember
+
+    remember(services, "Le vélo est au garage")  # creates the store (the client's job)
+    services.close()
+    env = {**os.environ, "ELORA_HOME": str(home)}
+
+    for args in (
+        ["context", "Où est le vélo ?", "--json"],
+        ["memories", "--search", "vélo", "--json"],
+        ["remember", "Le casque est dans l'entrée"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", CHECK, *args], env=env, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "chromadb imported: False" in done.stderr, (args, done.stderr[-2000:])
+    found = subprocess.run(
+        [sys.executable, "-m", "core.cli.main", "memories", "--search", "casque", "--json"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "Le casque est dans l'entrée" in found.stdout
+
+
+def test_once_the_client_has_the_store_every_call_stays_with_the_client(tmp_path):
+    direct = DirectChroma(ChromaIndex(path=tmp_path / "chroma"))
+
+    assert direct.count("archive") == 0  # a fresh home: the client creates the store
+    direct.upsert("archive", ["a"], [unit(1)], [{"chat_id": "42"}])
+    direct.upsert("ephemeral", ["s"], [unit(2)], [{"chat_id": "42"}])
+    direct.delete("ephemeral", ["s"])
+
+    assert [h.id for h in direct.query("archive", unit(1), 1)] == ["a"]
+    assert direct.count("ephemeral") == 0
