@@ -21,11 +21,23 @@ def _rows(services: Services, sql: str, params: tuple = ()) -> list[tuple]:
 
 def audit(services: Services) -> dict[str, Any]:
     """Entries, schema compliance, staleness and empty tiers per tier; the proposal queue;
-    promotion throughput over 7 days; capability profile freshness."""
+    promotion throughput over 7 days; environment predictions; fading; capability profile
+    freshness."""
+    from core.learning.environment import figures as environment_figures
+    from core.memory.fading import figures as fading_figures
+
     now = services.clock.now()
     stale_before = (now - timedelta(days=STALE_DAYS)).strftime("%Y-%m-%d %H:%M:%S")
     tiers: dict[str, dict[str, Any]] = {
-        t: {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0, "compliant": 0, "stale": 0}
+        t: {
+            "entries": 0,
+            "active": 0,
+            "superseded": 0,
+            "deprecated": 0,
+            "faded": 0,
+            "compliant": 0,
+            "stale": 0,
+        }
         for t in TIERS
     }
     offset = 0
@@ -36,7 +48,8 @@ def audit(services: Services) -> dict[str, Any]:
         offset += len(page)
         for e in page:
             card = tiers.setdefault(e.tier, {"entries": 0, "active": 0, "superseded": 0,
-                                             "deprecated": 0, "compliant": 0, "stale": 0})  # fmt: skip
+                                             "deprecated": 0, "faded": 0, "compliant": 0,
+                                             "stale": 0})  # fmt: skip
             card["entries"] += 1
             card[e.status] = card.get(e.status, 0) + 1
             card["compliant"] += _compliant(e)
@@ -82,6 +95,8 @@ def audit(services: Services) -> dict[str, Any]:
             "proposed": sum(promoted.values()),
             "approved": promoted.get("approved", 0),
         },
+        "environment": environment_figures(services),
+        "fading": fading_figures(services),
         "capability_profile": {
             "dimensions": len(profile),
             "stale": [p["dimension"] for p in profile if p["stale"]],

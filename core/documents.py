@@ -31,6 +31,10 @@ MAP_CHARS = 6000
 MAX_MAP_CALLS = 8
 
 
+class NoReadableText(InvalidInput):
+    """The file has no text to read (a PDF of scanned images, an empty file)."""
+
+
 @dataclass
 class DocumentRegister:
     """What the model is told about a file: where to search it and what it is about."""
@@ -71,7 +75,7 @@ def extract_text(name: str, data: bytes, max_chars: int) -> str:
         raise InvalidInput(f"{name}: {suffix} files are not supported; send text, Markdown or PDF")
     text = text.replace("\r\n", "\n").strip()
     if not text:
-        raise InvalidInput(f"{name} contains no readable text")
+        raise NoReadableText(f"{name} contains no readable text")
     if len(text) > max_chars:
         raise InvalidInput(f"{name} has {len(text):,} characters; the limit is {max_chars:,}")
     return text
@@ -111,7 +115,15 @@ async def ingest_document(
         raise InvalidInput(
             f"{name} is {len(data) / 1e6:.1f} MB; the limit is {settings.max_document_bytes / 1e6:.0f} MB"
         )
-    text = await run_blocking(extract_text, name, data, settings.max_document_chars)
+    try:
+        text = await run_blocking(extract_text, name, data, settings.max_document_chars)
+    except NoReadableText:
+        if not private:  # the environment tier learns which files keep arriving as scans
+            from core.learning.environment import record_document_without_text
+
+            await run_blocking(record_document_without_text, services, surface=surface,
+                               chat_id=chat_id, name=name)  # fmt: skip
+        raise
     now = services.clock.now()
     source_id = f"U{user_id}_C{chat_id}_T{int(now.timestamp())}"
     capture_id = None

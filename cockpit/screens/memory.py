@@ -1,9 +1,10 @@
-"""Memory: browse entries by tier/scope/topic/status, search, provenance and history, forget."""
+"""Memory: browse entries by tier/scope/topic/status, search, provenance, roots and history,
+what is fading soon and why, restore a faded entry, forget."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
@@ -14,15 +15,17 @@ from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
 from cockpit.widgets.dialogs import ConfirmDialog
-from core.memory.schema import TIERS, Status
+from core.memory.fading import SOON_DAYS
+from core.memory.schema import PROMOTED_FROM, STATUSES, TIERS
 
 PAGE = 50
-STATUSES: tuple[str, ...] = get_args(Status)
+# A view beside the statuses: active entries due to fade within SOON_DAYS, soonest first.
+FADING = "fading soon"
 
 # How a link reads from the entry it points at.
 PASSIVE = {"supersedes": "superseded by", "deprecates": "deprecated by",
            "contradicts": "contradicted by", "confirms": "confirmed by",
-           "limits-in-time": "limited in time by"}  # fmt: skip
+           "limits-in-time": "limited in time by", PROMOTED_FROM: "promoted into"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class MemoryScreen(EloraScreen):
         Binding("t", "cycle('tier')", "Tier", show=False),
         Binding("x", "cycle('status')", "Status", show=False),
         Binding("f", "forget", "Forget"),
+        Binding("u", "restore", "Restore"),
         Binding("escape", "clear_search", "Clear", show=False),
     ]
 
@@ -67,8 +71,8 @@ class MemoryScreen(EloraScreen):
         with Horizontal(id="memory-filters"):
             yield Input(placeholder="search memory (/ to focus)", id="search")
             yield Select([(t, t) for t in TIERS], prompt="any tier", id="tier")
-            yield Select([(s, s) for s in STATUSES], value="active", allow_blank=True,
-                         prompt="any status", id="status")  # fmt: skip
+            yield Select([(s, s) for s in (*STATUSES, FADING)], value="active",
+                         allow_blank=True, prompt="any status", id="status")  # fmt: skip
             yield Input(placeholder="scope", id="scope")
             yield Input(placeholder="topic", id="topic")
         with Horizontal():
@@ -105,6 +109,8 @@ class MemoryScreen(EloraScreen):
 
     def load(self, q: MemoryQuery) -> dict[str, Any]:
         memory = self.services.memory
+        if q.status == FADING and not q.text:
+            return self._load_fading(q)
         if q.text:
             if q.mode == "semantic":
                 statuses = (q.status,) if q.status else STATUSES
@@ -128,22 +134,50 @@ class MemoryScreen(EloraScreen):
             )
         return {"query": q, "rows": rows, "total": total, "degraded": degraded}
 
+    def _load_fading(self, q: MemoryQuery) -> dict[str, Any]:
+        """Active entries due to fade within SOON_DAYS, soonest first, with when."""
+        from core.ids import memory_uuid
+        from core.memory.fading import schedule
+
+        due = schedule(self.services, within_days=SOON_DAYS)
+        found = self.services.memory.by_uuids([memory_uuid(life.memory_id) for life in due])
+        rows = [found[memory_uuid(life.memory_id)] for life in due
+                if memory_uuid(life.memory_id) in found]  # fmt: skip
+        rows = [e for e in rows if (not q.tier or e.tier == q.tier)
+                and (not q.scope or e.scope == q.scope)
+                and (not q.topic or q.topic.lower() in e.topics)]  # fmt: skip
+        fades = {life.memory_id: life.fades_at for life in due}
+        return {"query": q, "rows": rows, "total": len(rows), "degraded": False, "fades": fades}
+
     def _details(self, entry) -> dict[str, Any]:
-        """Links and history of an entry (fetched in a worker, not on the UI thread)."""
+        """Links, history and fading schedule of an entry (fetched in a worker, not on the UI
+        thread)."""
+        from core.memory.fading import lifetime, recall_counts
+
         memory = self.services.memory
         links = memory.links_of([entry.uuid])
         related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
-        return {"uuid": entry.uuid, "links": links, "related": related}
+        life = lifetime(entry, *recall_counts(self.services, [entry.uuid])[entry.uuid])
+        return {"uuid": entry.uuid, "links": links, "related": related, "lifetime": life}
 
     def show(self, data: dict[str, Any]) -> None:
         q: MemoryQuery = data["query"]
         self.entries = {e.memory_id: e for e in data["rows"]}
         self.total = data["total"]
+        fades = data.get("fades", {})
+
+        def text(e) -> str:
+            when = f"fades {fades[e.memory_id]:%Y-%m-%d} · " if e.memory_id in fades else ""
+            return when + e.canonical_text.replace("\n", " ")
+
         rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
-                               e.canonical_text.replace("\n", " "))) for e in data["rows"]]  # fmt: skip
+                               text(e))) for e in data["rows"]]  # fmt: skip
         moved, self.shown_query = self.shown_query != q, q
         changed = refill(self.query_one(DataTable), rows, top=moved)
-        if q.text:
+        if q.status == FADING and not q.text:
+            where = (f"{self.total} fading within {SOON_DAYS} days, soonest first "
+                     "(the detail says why; u restores a faded entry)")  # fmt: skip
+        elif q.text:
             where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
             if data["degraded"]:
                 where += " · DEGRADED: embeddings unavailable, lexical only"
@@ -215,7 +249,7 @@ class MemoryScreen(EloraScreen):
     def action_cycle(self, which: str) -> None:
         """t / x: step the tier or status filter through its values and back to any."""
         select = self.query_one(f"#{which}", Select)
-        values = [None, *(TIERS if which == "tier" else STATUSES)]
+        values = [None, *(TIERS if which == "tier" else (*STATUSES, FADING))]
         current = None if select.value in (Select.NULL, None) else select.value
         following = values[(values.index(current) + 1) % len(values)]
         if following is None:
@@ -224,13 +258,25 @@ class MemoryScreen(EloraScreen):
             select.value = following
 
     def action_page(self, step: int) -> None:
-        if self.query_text:
+        if self.query_text or self._filter("status") == FADING:
             self.notify("Search results are one page; esc returns to browsing.")
             return
         new = self.page_start + step * PAGE
         if 0 <= new < max(self.total, 1):
             self.page_start = new
             self.action_refresh_data()
+
+    def action_restore(self) -> None:
+        """u: bring a faded entry back to recall, with a fresh lifetime."""
+        from core.memory.fading import restore
+
+        entry = self._selected()
+        if entry is None or entry.status != "faded":
+            self.notify("Only a faded entry can be restored (x shows the faded ones).",
+                        severity="warning")  # fmt: skip
+            return
+        self.background(lambda: restore(self.services, entry.memory_id),
+                        lambda r: self.action_refresh_data(), success=f"restored {entry.memory_id}")  # fmt: skip
 
     def action_forget(self) -> None:
         from core.memory.api import forget_memory
@@ -273,6 +319,7 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
     ]
     for s in entry.sources or [{"origin": "unknown"}]:
         parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
+    parts += _fading_lines(entry, details.get("lifetime"))
     related = details.get("related", {})
     mine = [x for x in details.get("links", []) if entry.uuid in (x.from_uuid, x.to_uuid)]
     if mine:
@@ -286,3 +333,16 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
     return Group(*parts)
+
+
+def _fading_lines(entry, life) -> list[Any]:
+    """When the entry fades and why, or when it faded (and that u restores it)."""
+    attrs = entry.attributes or {}
+    if entry.status == "faded":
+        when = str(attrs.get("faded_at", ""))[:10]
+        return ["", "[b]Faded[/b]", escape(f"on {when}: {attrs.get('fade_reason', '')}"),
+                "u restores it (back in recall, with a fresh lifetime)"]  # fmt: skip
+    if life is None or entry.status != "active":
+        return []
+    return ["", "[b]Fading[/b]", escape(f"fades on {life.fades_at:%Y-%m-%d}: {life.reason()}"),
+            "a recall into a pack or a confirmation extends it"]  # fmt: skip

@@ -64,6 +64,20 @@ async def reflexion(services) -> dict:
     return await reflect(services)
 
 
+async def environment(services) -> dict:
+    """Propose environment predictions from recurring outcomes: messages and Elora's traces."""
+    from core.learning.environment import observe
+
+    return await observe(services)
+
+
+async def fade(services) -> dict:
+    """Count recalls from new traces, then archive episodic entries past their lifetime."""
+    from core.memory.fading import fade_due
+
+    return await run_blocking(fade_due, services)
+
+
 async def profile_staleness(services) -> dict:
     """Report capability-profile dimensions not updated for 48 h (they read as dampened)."""
     stale = [p["dimension"] for p in services.profile.all() if p["stale"]]
@@ -100,6 +114,18 @@ JOBS: dict[str, Job] = {
             "reflexion",
             "detect corrections in today's turns and propose lessons",
             reflexion,
+            24 * 60,
+        ),
+        Job(
+            "environment",
+            "propose environment predictions from recurring outcomes and Elora's own traces",
+            environment,
+            24 * 60,
+        ),
+        Job(
+            "fade",
+            "archive low-importance episodic entries past their lifetime (restorable)",
+            fade,
             24 * 60,
         ),
         Job(

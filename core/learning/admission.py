@@ -44,6 +44,12 @@ FUTURE_UTILITY = {
     "expression": 0.45,
     "hypothesis": 0.35,
 }
+# The environment tier: a base, more with a stated prediction, more with each further
+# observation (up to a cap).
+ENVIRONMENT_BASE = 0.6
+ENVIRONMENT_PREDICTION = 0.2
+ENVIRONMENT_EVIDENCE = 0.1
+ENVIRONMENT_EVIDENCE_MAX = 0.2
 ENVIRONMENT_GAIN = {
     "environment": 0.9,
     "procedural": 0.7,
@@ -116,8 +122,8 @@ def score(
     prior = CONTENT_TYPE_PRIOR[candidate.kind]
     reasons.append(f"content_type_prior {prior:.2f}: {candidate.kind}")
 
-    gain = ENVIRONMENT_GAIN[candidate.tier or "semantic"]
-    reasons.append(f"environment_prediction_improvement {gain:.2f}: {candidate.tier} tier")
+    gain, why = prediction_gain(candidate)
+    reasons.append(f"environment_prediction_improvement {gain:.2f}: {why}")
 
     scores = {
         "future_utility": round(utility, 3),
@@ -128,6 +134,22 @@ def score(
         "environment_prediction_improvement": gain,
     }
     return Admission(scores, reasons, nearest_uuid, nearest)
+
+
+def prediction_gain(candidate: Candidate) -> tuple[float, str]:
+    """How much a candidate would improve Elora's predictions of its environment, and why.
+
+    By tier, except the environment tier itself, where it depends on what the candidate
+    predicts: a stated prediction is worth more than a bare observation, and each further
+    piece of evidence (messages, or times observed) makes it more dependable."""
+    tier = candidate.tier or "semantic"
+    if tier != "environment":
+        return ENVIRONMENT_GAIN[tier], f"{tier} tier"
+    evidence = max(candidate.observations, len(candidate.source_capture_ids), 1)
+    gain = ENVIRONMENT_BASE + (ENVIRONMENT_PREDICTION if candidate.prediction else 0.0)
+    gain = _clip(gain + min(ENVIRONMENT_EVIDENCE_MAX, ENVIRONMENT_EVIDENCE * (evidence - 1)))
+    said = "states a prediction" if candidate.prediction else "no prediction stated"
+    return round(gain, 3), f"environment tier, {said}, seen {evidence}×"
 
 
 def _nearest(

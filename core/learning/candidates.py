@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Literal
 
@@ -32,6 +33,20 @@ class Candidate(BaseModel):
     source_capture_ids: list[str] = Field(default_factory=list)
     authority: Authority = "model"
     reason: str = ""
+    # The environment tier: which sub-bucket (people, services, tools, places, documents...)
+    # and what to expect next time ("answers in about 2 days").
+    bucket: str | None = Field(None, max_length=40)
+    prediction: str | None = Field(None, max_length=300)
+    # How many times it was observed (the evidence a job found; extraction leaves it at 1).
+    observations: int = Field(1, ge=1, le=10_000)
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        cleaned = re.sub(r"[^a-z0-9-]+", "-", value.strip().lower()).strip("-")
+        return cleaned or None
 
     @field_validator("topics")
     @classmethod
@@ -42,6 +57,8 @@ class Candidate(BaseModel):
     def _tier(self) -> Candidate:
         if self.tier is None:
             self.tier = KIND_TO_TIER[self.kind]
+        if self.tier == "environment" and self.bucket is None:
+            self.bucket = self.topics[0] if self.topics else "general"
         return self
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from core.memory.api import _free_slug
 from core.memory.schema import EntryIn, slug_for, topics_from_text
 from core.storage.db import from_db_time, run
-from core.storage.models import Proposal
+from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -48,12 +48,20 @@ def _as_datetime(value) -> datetime | None:
     return datetime.fromisoformat(str(value))
 
 
+def root_entries(services: Services, proposal: Proposal) -> list[MemoryEntry]:
+    """The entries a promotion was promoted from (those still kept)."""
+    ids = proposal.candidate.get("promoted_from") or []
+    return [e for e in (services.memory.get(str(i)) for i in ids) if e is not None]
+
+
 def canonicalise(services: Services, proposal: Proposal, text: str | None = None) -> EntryIn:
     """The entry a proposal becomes when approved (optionally with the operator's edited text)."""
     c = dict(proposal.candidate)
     body = (text or proposal.text).strip()
     topics = c.get("topics") or topics_from_text(body)
     sources = capture_sources(services, proposal.source_capture_ids)
+    for root in root_entries(services, proposal):  # a promotion rests on its roots' messages
+        sources += [s for s in root.sources if s not in sources]
     if not sources:
         sources = [{"origin": proposal.origin, "proposal_id": proposal.id}]
     kind = c.get("kind", proposal.kind)
@@ -67,6 +75,9 @@ def canonicalise(services: Services, proposal: Proposal, text: str | None = None
         proposal.memory_id or c.get("memory_id") or _free_slug(services, slug_for(kind, body))
     )
     attributes = {k: v for k, v in (c.get("attributes") or {}).items()}
+    for key in ("bucket", "prediction"):  # the environment tier's sub-bucket and prediction
+        if c.get(key):
+            attributes[key] = c[key]
     attributes.update(
         {"temporality": c.get("temporality", "permanent"), "proposal_id": proposal.id}
     )

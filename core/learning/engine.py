@@ -158,9 +158,11 @@ class Learner:
         origin: str = "extraction",
         captured_at: datetime | None = None,
         exclude_uuids: Collection[str] = (),
+        extra: dict[str, Any] | None = None,
     ) -> Proposal:
         """Score a candidate, relate it to memory (except the entries in `exclude_uuids`), file
-        it; auto-approve when allowed."""
+        it (with `extra` fields kept beside the candidate, e.g. a job's key); auto-approve when
+        allowed."""
         from core.learning.review import approve
 
         services = self.services
@@ -199,7 +201,7 @@ class Learner:
             text=candidate.text,
             kind=candidate.kind,
             tier=candidate.tier,
-            candidate=candidate.model_dump(mode="json"),
+            candidate={**candidate.model_dump(mode="json"), **(extra or {})},
             authority=candidate.authority,
             origin=origin,
             memory_id=candidate.memory_id,
@@ -275,6 +277,7 @@ def _parse_extraction(raw: str, messages: list[dict[str, Any]]) -> list[Candidat
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue  # left for the schema to refuse: a bare string is not a candidate
+        item.pop("observations", None)  # evidence is counted from the messages, not claimed
         numbers = item.pop("messages", None) or item.pop("message", None) or []
         numbers = numbers if isinstance(numbers, list) else [numbers]
         ids = [

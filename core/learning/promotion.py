@@ -139,15 +139,12 @@ async def _submit(learner, candidate: Candidate, key: str, sources: list[MemoryE
     """File a promotion; False when a never-store rule refuses it."""
     # The entries promoted from are the evidence, not rivals: compared with them, a promotion
     # would read as their duplicate and its approval would only confirm them.
+    # Its roots travel with it: approving links the new entry to each (core.learning.review).
+    extra = {"promotion_key": key, "promoted_from": [e.memory_id for e in sources]}
     try:
-        proposal = await learner.submit(
-            candidate, origin="promotion", exclude_uuids=[e.uuid for e in sources]
+        await learner.submit(
+            candidate, origin="promotion", exclude_uuids=[e.uuid for e in sources], extra=extra
         )
     except ConsentRefused:
         return False
-    promoted_from = [e.memory_id for e in sources]
-    with learner.services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.candidate = {**row.candidate, "promotion_key": key, "promoted_from": promoted_from}
-        session.add(row)
     return True

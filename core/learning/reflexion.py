@@ -1,6 +1,7 @@
 """Reflexion (daily): read every captured turn of a day — no slicing cap — detect corrections
 of the assistant, count violations of existing procedural rules as recurrences, and propose
-new lessons for the rest.
+new lessons for the rest: prescriptive rules with their evidence (core.learning.lessons),
+written by the LITE model when one is configured, built from structured patterns otherwise.
 
 A correction is a user message that answers one of Elora's replies and disagrees with it
 (French, English and Italian lexicon), or a turn whose reply got 👎. A message that merely
@@ -10,17 +11,29 @@ consent-withheld messages are not read at all (core.learning.consent)."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from core.errors import EloraError
 from core.learning.candidates import Candidate
 from core.learning.consent import LEARNABLE, Consent, ConsentRefused, consent_of
+from core.learning.lessons import (
+    Correction,
+    Lesson,
+    LessonsFailed,
+    heuristic_lesson,
+    model_lessons,
+)
+from core.memory.schema import topics_from_text
 from core.recall.lexical import fold, terms
 from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
+
+log = logging.getLogger(__name__)
 
 BATCH = 500
 _CORRECTION = re.compile(
@@ -55,14 +68,57 @@ def _turns(services: Services, start: datetime, end: datetime):
     offset = 0
     while True:
         rows = services.db.rows(
-            "SELECT id, text, chat_id, sent_at, surface, rowid FROM captures WHERE role = 'user' "
-            f"AND {LEARNABLE} AND sent_at >= ? AND sent_at < ? ORDER BY sent_at LIMIT ? OFFSET ?",
+            "SELECT id, text, chat_id, sent_at, surface, rowid, sender, message_id FROM captures "
+            f"WHERE role = 'user' AND {LEARNABLE} AND sent_at >= ? AND sent_at < ? "
+            "ORDER BY sent_at LIMIT ? OFFSET ?",
             (db_time(start), db_time(end), BATCH, offset),
         )
         if not rows:
             return
         yield from rows
         offset += len(rows)
+
+
+def _neighbour(services: Services, surface: str, chat: str, sent, rowid: int, before: bool,
+               role: str) -> str:  # fmt: skip
+    """The text of the nearest message of `role` before (or after) a message in its chat."""
+    if before:
+        where = "(sent_at < ? OR (sent_at = ? AND rowid < ?)) ORDER BY sent_at DESC, rowid DESC"
+    else:
+        where = "(sent_at > ? OR (sent_at = ? AND rowid > ?)) ORDER BY sent_at, rowid"
+    rows = services.db.rows(
+        f"SELECT text FROM captures WHERE surface = ? AND chat_id = ? AND role = ? "
+        f"AND {LEARNABLE} AND {where} LIMIT 1",
+        (surface, chat, role, sent, sent, rowid),
+    )
+    return rows[0][0] if rows else ""
+
+
+def _correction(services: Services, row, corrects: bool, consent: Consent) -> Correction:
+    """A correction with what it corrects: the question Elora answered and its reply (each
+    left out when consent withholds it)."""
+    capture_id, text, chat, sent, surface, rowid, sender, message_id = row
+    if corrects:  # it answers Elora's reply, which answered the message before
+        reply = _neighbour(services, surface, chat, sent, rowid, True, "assistant")
+        before = services.db.rows(
+            "SELECT sent_at, rowid FROM captures WHERE surface = ? AND chat_id = ? "
+            "AND role = 'assistant' AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
+            "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
+            (surface, chat, sent, sent, rowid),
+        )
+        question = (
+            _neighbour(services, surface, chat, before[0][0], before[0][1], True, "user")
+            if before
+            else ""
+        )
+    else:  # a 👎 on the reply to this very message
+        question, text = text, ""
+        reply = _neighbour(services, surface, chat, sent, rowid, False, "assistant")
+    question = question if consent.allows(question) else ""
+    reply = reply if consent.allows(reply) else ""
+    speaker = sender if sender and sender != "operator" else services.settings.operator_name
+    return Correction(capture_id, text, question, reply, speaker, thumbs_down=not corrects,
+                      message={"surface": surface, "chat_id": chat, "message_id": message_id})  # fmt: skip
 
 
 def _answers_the_assistant(services: Services, surface: str, chat: str, sent, rowid: int) -> bool:
@@ -110,18 +166,20 @@ def _violated_rule(text: str, rules) -> Any:
 
 
 async def reflect(services: Services, day: date | None = None) -> dict[str, Any]:
-    """Run reflexion over one day (default: today, UTC)."""
+    """Run reflexion over one day (default: today, UTC); LessonsFailed (after counting rule
+    violations) when the model's lessons cannot be used."""
     day = day or services.clock.now().date()
     start = datetime(day.year, day.month, day.day)
     end = start + timedelta(days=1)
     rules = services.memory.list(tier="procedural", status="active", limit=1000)
     consent = Consent(services)
-    read = corrections = blocked = withheld = 0
+    read = corrections = withheld = 0
     violations: dict[str, list[str]] = {}
-    lessons = []
+    pending: list[Correction] = []
     flagged = set(_negative_feedback(services, start, end))
     reflected = _reflected(services)
-    for capture_id, text, chat, sent, surface, rowid in _turns(services, start, end):
+    for row in _turns(services, start, end):
+        capture_id, text, chat, sent, surface, rowid = row[:6]
         if not consent.allows(text):  # a never-store subject, or an unflagged instruction
             withheld += 1
             continue
@@ -137,24 +195,32 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
             if capture_id not in (rule.attributes or {}).get("violation_captures", []):
                 violations.setdefault(rule.memory_id, []).append(capture_id)
             continue
-        if capture_id in reflected:
-            continue
-        candidate = Candidate(
-            text=f"Lesson from a correction: {text.strip()[:400]}",
-            kind="constraint",
-            tier="procedural",
-            importance=3,
-            confidence=0.6,
-            authority="job",
-            source_capture_ids=[capture_id],
-            reason="correction detected by reflexion",
-        )
-        try:
-            proposal = await services.learner.submit(candidate, origin="reflexion")
-        except ConsentRefused:
-            blocked += 1
-            continue
-        lessons.append(proposal.id)
+        if capture_id not in reflected:
+            pending.append(_correction(services, row, corrects, consent))
+    _count_violations(services, violations)
+    by = "model" if pending and services.learner.extractor() == "model" else "heuristic"
+    if by == "model":
+        lessons, review = await _model_lessons(services, pending), []
+    else:
+        drafted = [(c, heuristic_lesson(c)) for c in pending]
+        lessons = [lesson for _, lesson in drafted if lesson is not None]
+        review = [c.message for c, lesson in drafted if lesson is None]
+    proposed, blocked = await _propose(services, lessons)
+    return {
+        "day": day.isoformat(),
+        "turns_read": read,
+        "corrections": corrections,
+        "rule_violations": {memory_id: len(c) for memory_id, c in violations.items()},
+        "lessons_proposed": proposed,
+        "lessons_by": by,
+        # Corrections no pattern could read: for the operator to look at, never a quoted rule.
+        "needs_review": review,
+        "blocked_by_consent": blocked,
+        "withheld_by_consent": withheld,
+    }
+
+
+def _count_violations(services: Services, violations: dict[str, list[str]]) -> None:
     for memory_id, captures in violations.items():
         entry = services.memory.require(memory_id)
         attrs = {
@@ -164,12 +230,54 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
             "violation_captures": [*entry.attributes.get("violation_captures", []), *captures],
         }
         services.memory.set_status(memory_id, entry.status, attributes=attrs)
-    return {
-        "day": day.isoformat(),
-        "turns_read": read,
-        "corrections": corrections,
-        "rule_violations": {memory_id: len(c) for memory_id, c in violations.items()},
-        "lessons_proposed": len(lessons),
-        "blocked_by_consent": blocked,
-        "withheld_by_consent": withheld,
-    }
+
+
+async def _model_lessons(services: Services, pending: list[Correction]) -> list[Lesson]:
+    """The model's lessons; its call is traced (spend counts against the daily cap) and an
+    unusable answer raises LessonsFailed, leaving the corrections for the next run."""
+    from core.routing.client import CALLS
+    from core.routing.loop import usage_totals
+
+    token = CALLS.set([])
+    failure = None
+    try:
+        return await model_lessons(services, pending)
+    except LessonsFailed as exc:
+        failure = str(exc)
+        raise
+    finally:
+        calls = list(CALLS.get() or [])
+        CALLS.reset(token)
+        try:
+            services.traces.record(
+                surface="job", classification={"intent": "reflexion", "corrections": len(pending)},
+                models=calls, error=failure[:300] if failure else None, **usage_totals(calls),
+            )  # fmt: skip
+        except EloraError as exc:  # the lessons matter more than their trace
+            log.warning("reflexion trace not stored: %s", exc)
+
+
+async def _propose(services: Services, lessons: list[Lesson]) -> tuple[int, int]:
+    """File each lesson as a procedural proposal with its evidence; (proposed, blocked)."""
+    proposed = blocked = 0
+    for lesson in lessons:
+        candidate = Candidate(
+            text=lesson.rule,
+            kind="constraint",
+            tier="procedural",
+            topics=lesson.topics or topics_from_text(lesson.rule),
+            importance=3,
+            confidence=0.7 if lesson.by == "model" else 0.6,
+            authority="job",
+            source_capture_ids=lesson.capture_ids,
+            observations=len(lesson.capture_ids),
+            reason=f"lesson from {len(lesson.capture_ids)} correction(s), by {lesson.by}",
+        )
+        extra = {"attributes": {"triggers": lesson.triggers, "lesson_by": lesson.by}}
+        try:
+            await services.learner.submit(candidate, origin="reflexion", extra=extra)
+        except ConsentRefused:
+            blocked += 1
+            continue
+        proposed += 1
+    return proposed, blocked

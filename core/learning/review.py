@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
-from core.learning.canonical import canonicalise
+from core.learning.canonical import canonicalise, root_entries
 from core.learning.proposals import CLAIM_LEASE, being_decided
 from core.memory.api import confirm_entry, save_or_confirm
+from core.memory.schema import PROMOTED_FROM
 from core.memory.tombstones import Forgotten, refuse_if_buried
 from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
@@ -109,6 +110,8 @@ def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEn
     entry = kept.entry
     if kept.confirmed:
         return entry  # said again: the kept memory is confirmed, not copied
+    for root in root_entries(services, proposal):  # a promotion keeps its roots
+        services.memory.link(entry.uuid, root.uuid, PROMOTED_FROM)
     if old is not None and relation in ("contradict", "supersede", "deprecate"):
         _relate(services, entry, old, relation)
     return entry

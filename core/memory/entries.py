@@ -13,7 +13,7 @@ from sqlmodel import col, func, select
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
-from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
+from core.memory.schema import IMPORTANCE_WEIGHT, STATUSES, EntryIn, text_key
 from core.recall.lexical import fts_query, normalise_bm25
 from core.storage import fulltext
 from core.storage.db import run
@@ -113,6 +113,11 @@ class MemoryStore:
         for r in rows:
             r.vector_state = "indexed"
         return len(rows)
+
+    @staticmethod
+    def vector_meta(row: MemoryEntry) -> dict[str, Any]:
+        """The metadata an entry's vector carries (no text: Chroma never holds a copy)."""
+        return MemoryStore._vector_meta(row)
 
     @staticmethod
     def _vector_meta(row: MemoryEntry) -> dict[str, Any]:
@@ -368,7 +373,7 @@ class MemoryStore:
 
     def fulltext(self, query: str, limit: int = 50, status: str | None = None) -> list[MemoryEntry]:
         """Entries matching the words of a query (FTS5 / BM25), best first."""
-        statuses = (status,) if status else ("active", "superseded", "deprecated")
+        statuses = (status,) if status else STATUSES
         ranked = self._lexical(query, limit, None, statuses, None)
         rows = self.by_uuids(list(ranked))
         return [rows[u] for u in ranked if u in rows]

@@ -40,5 +40,11 @@ def preview(
     memory_id: str | None = None,
     with_sources: bool = False,
 ) -> ErasePlan:
-    """What a forget would erase, changing nothing."""
+    """What a forget would erase, erasing nothing.
+
+    What waits in the spool is archived first, as the forget itself does: otherwise a replay
+    poked by any write of this process races the scan, and the preview shows neither the
+    spool file nor the message it became.
+    """
+    services.replayer.replay_now()
     return find_copies(services, phrase=phrase, memory_id=memory_id, with_sources=with_sources)

@@ -15,9 +15,10 @@ Kind = Literal[
     "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression"
 ]
 TruthMode = Literal["asserted", "observed", "inferred", "hypothesis"]
-Status = Literal["active", "superseded", "deprecated"]
+Status = Literal["active", "superseded", "deprecated", "faded"]
 
 TIERS: tuple[str, ...] = ("semantic", "episodic", "procedural", "personalized", "environment")
+STATUSES: tuple[str, ...] = ("active", "superseded", "deprecated", "faded")
 KINDS: tuple[str, ...] = (
     "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression",
 )  # fmt: skip
@@ -30,6 +31,9 @@ TIER_MEANING: dict[str, str] = {
     "personalized": "preference",
     "environment": "prediction",
 }
+
+# The link from a promoted entry to each entry it was promoted from (its roots).
+PROMOTED_FROM = "promoted-from"
 
 KIND_TO_TIER: dict[str, str] = {
     "fact": "semantic",

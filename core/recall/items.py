@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.memory.schema import TIER_MEANING
+from core.memory.schema import PROMOTED_FROM, TIER_MEANING
 from core.recall.archive_search import ArchiveHit
 from core.recall.tokens import count_tokens
 from core.storage.db import from_db_time, run
@@ -34,8 +34,8 @@ def entry_item(
     related: dict[str, MemoryEntry],
     reason: str = "",
 ) -> dict[str, Any]:
-    """An entry as a pack item, with its contradictions and superseded history."""
-    contradictions, history = [], []
+    """An entry as a pack item, with its contradictions, superseded history and roots."""
+    contradictions, history, roots = [], [], []
     for link in links:
         if entry.uuid not in (link.from_uuid, link.to_uuid):
             continue
@@ -47,7 +47,10 @@ def entry_item(
             contradictions.append(ref)
         elif link.relation in ("supersedes", "deprecates", "limits-in-time"):
             history.append({**ref, "status": other.status, "valid_to": _iso(other.valid_to)})
-    return {
+        elif link.relation == PROMOTED_FROM and link.from_uuid == entry.uuid:
+            roots.append({**ref, "tier": other.tier, "status": other.status,
+                          "date": _iso(other.valid_from or other.created_at)})  # fmt: skip
+    item = {
         "id": entry.memory_id,
         "source_type": "entry",
         "tier": entry.tier,
@@ -70,8 +73,14 @@ def entry_item(
         "sources": [_source(s) for s in entry.sources],
         "contradictions": contradictions,
         "history": history,
+        "roots": roots,
         "reason": reason,
     }
+    if entry.tier == "environment":  # what to expect, and about what
+        attrs = entry.attributes or {}
+        item["prediction"] = attrs.get("prediction")
+        item["bucket"] = attrs.get("bucket")
+    return item
 
 
 def _source(source: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.memory.tiers import judge
+from core.memory.tiers import judge, matching_predictions
 from core.recall.archive_search import attach_neighbours, search_archive
 from core.recall.classifier import Classification, classify
 from core.recall.items import archive_item, entry_item, item_tokens
@@ -44,6 +44,7 @@ ENTRY_MIN_SCORE = 0.25
 ARCHIVE_MIN_SCORE = 0.25
 WEAK_SCORE = 0.45
 L1_MANIFEST = 40
+L1_PREDICTIONS = 200  # environment entries read to find those a task names
 RECENCY_HALF_LIFE_DAYS = 90
 
 
@@ -291,7 +292,10 @@ class PackBuilder:
         layer.ran = True
         # The manifest: a small slice read through the (status, importance) order, never the store.
         manifest = self._entries(
-            (MemoryEntry.tier != "episodic") & (MemoryEntry.importance >= 2), limit=L1_MANIFEST
+            # Traces and predictions are recalled for the task they match (L2), not as essentials.
+            col(MemoryEntry.tier).not_in(("episodic", "environment"))
+            & (MemoryEntry.importance >= 2),
+            limit=L1_MANIFEST,
         )
 
         def essential(entry: MemoryEntry) -> float:
@@ -302,6 +306,12 @@ class PackBuilder:
         links, related = self._links(manifest)
         for entry in sorted(manifest, key=essential, reverse=True):
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
+        # Predictions about what this task touches (core.memory.tiers) come with it.
+        found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
+        links, related = self._links(found)
+        for entry, verdict in matching_predictions(found, self.terms):
+            score = entry.confidence * verdict.factor
+            self._add(layer, entry_item(entry, score, links, related, verdict.reason))
 
     def _resolve_anchor(self) -> None:
         window = self.pack.time_window

@@ -5,7 +5,7 @@ before a one-shot command such as `elora context` or `elora remember` has done a
 the store itself is Chroma's Rust engine, which loads in a tenth of that. `DirectChroma` sends
 the everyday calls (query, get, count, upsert, delete on existing collections) straight to
 that engine, configured as chromadb configures it. Anything else (creating or resetting a
-collection, probes, closing, moving a broken store aside) is the full client's: the first such
+collection, closing, moving a broken store aside) is the full client's: the first such
 call hands the process over to it for good, so a process never holds two views of the files.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.storage.vectors import ChromaIndex, VectorHit
+from core.storage.vectors import PROBE_NEIGHBOURS, ChromaIndex, VectorHit
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +125,33 @@ class DirectChroma:
         if collection_id is not None:
             with self._guard(collection, "delete"):
                 engine.delete(collection_id, list(ids), None, None, None, TENANT, DATABASE)
+
+    def probe(self, collection: str) -> int:
+        """Count the collection and search with one of its vectors, as ChromaIndex.probe does
+        (a damaged segment fails here rather than mid-request); return the count."""
+        engine, collection_id = self._target(collection)
+        if engine is None:
+            return self._client().probe(collection)
+        size = self.count(collection)
+        if size == 0 or collection_id is None:
+            return size
+        with self._guard(collection, "read back"):
+            sample = engine.get(
+                collection_id, None, None, 1, 0, None, ["embeddings"], TENANT, DATABASE
+            )
+            wanted = min(size, PROBE_NEIGHBOURS)
+            found = engine.query(
+                collection_id, None, [list(map(float, sample.embeddings[0]))], wanted,
+                None, None, [], TENANT, DATABASE,
+            )  # fmt: skip
+        if len(found.ids[0]) < wanted:
+            message = (
+                f"vector store at {self.index.location}: {collection}: its index returned "
+                f"{len(found.ids[0])} of {wanted} neighbours (damaged segment files)"
+            )
+            self.index.failure = (time.monotonic(), message)
+            raise VectorStoreUnavailable(message)
+        return size
 
     def reset(self, collection, metadata) -> None:
         """Drop and recreate a collection (the client's work)."""

@@ -419,6 +419,23 @@ UPDATE proposals SET status = 'pending' WHERE status = 'approving';
     )
 
 
+@migration(14, "memory over time: recall counts per entry")
+def m014_entry_recalls(conn: Connection) -> None:
+    # How often an entry reached a request's evidence pack, and when last: fading counts a
+    # recall as a use that extends an entry's lifetime (core.memory.fading). Kept beside the
+    # entry, not in it, so saving an entry never resets its count.
+    _run(
+        conn,
+        """
+CREATE TABLE entry_recalls (
+    uuid TEXT PRIMARY KEY,
+    recalls INTEGER NOT NULL DEFAULT 0,
+    last_recalled_at DATETIME
+);
+""",
+    )
+
+
 @migration(17, "workers: the durable update queue and job claims")
 def m017_workers(conn: Connection) -> None:
     # Several bot workers on one PostgreSQL (core/workers): received updates wait in `updates`

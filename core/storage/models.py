@@ -120,6 +120,15 @@ class EntryLink(SQLModel, table=True):
     created_at: NaiveDatetime
 
 
+class EntryRecall(SQLModel, table=True):
+    """How many evidence packs an entry reached, and when last (fading reads it)."""
+
+    __tablename__ = "entry_recalls"
+    uuid: str = Field(primary_key=True)
+    recalls: int = 0
+    last_recalled_at: NaiveDatetime | None = None
+
+
 class Proposal(SQLModel, table=True):
     """A learning candidate waiting for the operator: approve, edit, reject or restore."""
 

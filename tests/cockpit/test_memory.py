@@ -76,7 +76,7 @@ async def test_t_and_x_step_through_tier_and_status_filters(services, cockpit):
         await pilot.press("x")  # superseded
         await settle(pilot)
         assert _keys(app) == ["fact.office-old"]
-        await pilot.press("x", "x")  # deprecated, then any status
+        await pilot.press("x", "x", "x", "x")  # deprecated, faded, fading soon, then any
         await settle(pilot)
         assert len(_keys(app)) == 5
 

@@ -59,15 +59,15 @@ def known(settings, embedder):
 
 
 EXPECTED_TIERS = {
-    "semantic": {"entries": 3, "active": 2, "superseded": 1, "deprecated": 0, "compliant": 3,
+    "semantic": {"entries": 3, "active": 2, "superseded": 1, "deprecated": 0, "faded": 0, "compliant": 3,
                  "stale": 1, "schema_compliance": 1.0, "staleness": 0.5},
-    "episodic": {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0, "compliant": 0,
+    "episodic": {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0, "faded": 0, "compliant": 0,
                  "stale": 0, "schema_compliance": None, "staleness": None},
-    "procedural": {"entries": 1, "active": 1, "superseded": 0, "deprecated": 0, "compliant": 0,
+    "procedural": {"entries": 1, "active": 1, "superseded": 0, "deprecated": 0, "faded": 0, "compliant": 0,
                    "stale": 0, "schema_compliance": 0.0, "staleness": 0.0},
-    "personalized": {"entries": 1, "active": 1, "superseded": 0, "deprecated": 0,
+    "personalized": {"entries": 1, "active": 1, "superseded": 0, "deprecated": 0, "faded": 0,
                      "compliant": 1, "stale": 1, "schema_compliance": 1.0, "staleness": 1.0},
-    "environment": {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0,
+    "environment": {"entries": 0, "active": 0, "superseded": 0, "deprecated": 0, "faded": 0,
                     "compliant": 0, "stale": 0, "schema_compliance": None, "staleness": None},
 }  # fmt: skip
 

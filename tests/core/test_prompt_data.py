@@ -109,6 +109,15 @@ HOSTILE_CASES: dict[str, list[dict]] = {
         }
     ],
     "file_register": [{"files": [FILE, FILE]}],
+    "reflexion": [
+        {
+            "operator": HOSTILE,
+            "corrections": [
+                {"speaker": HOSTILE, "question": HOSTILE, "reply": HOSTILE, "text": HOSTILE},
+                {"speaker": HOSTILE, "question": HOSTILE, "reply": HOSTILE, "text": ""},
+            ],
+        }
+    ],
     "subagent": [{"instructions": HOSTILE, "question_prefix": "QUESTION:"}],
     "system": [
         {
@@ -140,6 +149,7 @@ TRUSTED: dict[str, set[str]] = {
     },
     "extraction": {"today", "loop.index", "m.role", "m.date", "who"},
     "file_register": {"f.size", "f.chars"},
+    "reflexion": {"loop.index"},
     "subagent": {"question_prefix"},
     "system": {"operator_name", "today", "tier", "evidence"},
     "transfer_plan": {"source", "target"},

@@ -117,6 +117,18 @@ CASES: dict[str, list[dict]] = {
         }
     ],
     "file_register": [{"files": [FILE]}],
+    "reflexion": [
+        {
+            "operator": "Camille",
+            "corrections": [
+                {"speaker": "Camille", "question": INJECTION, "reply": INJECTION, "text": INJECTION}
+            ],
+        },
+        {
+            "operator": "Camille",
+            "corrections": [{"speaker": "", "question": INJECTION, "reply": "", "text": ""}],
+        },
+    ],
     "subagent": [{"instructions": "Find the lease end date.", "question_prefix": "QUESTION:"}],
     "system": [
         {

@@ -47,6 +47,18 @@ def run(args) -> int:
         )
     )
     out.print(f"promotions (7 days): {report['promotion_7d']}")
+    env = report["environment"]
+    buckets = ", ".join(f"{b} {n}" for b, n in sorted(env["by_bucket"].items())) or "none"
+    out.print(
+        f"environment: {env['predictions']} predictions ({buckets}); "
+        f"{env['proposals']['open']} proposed, waiting for review"
+    )
+    fading = report["fading"]
+    out.print(
+        f"fading: {fading['due_soon']} due within {fading['due_within_days']} days, "
+        f"{fading['faded']} faded ({fading['faded_7d']} this week), "
+        f"{fading['restored_7d']} restored this week"
+    )
     if report["empty_tiers"]:
         out.print("empty tiers: " + ", ".join(report["empty_tiers"]))
     stale = report["capability_profile"]["stale"]

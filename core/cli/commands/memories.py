@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 NAME = "memories"
-HELP = "list memory entries (filter by tier, scope, topic, status)"
+HELP = "list memory entries (filter by tier, scope, topic, status); restore a faded one"
 
 
 def configure(parser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    restore = sub.add_parser("restore", help="bring a faded entry back to recall")
+    restore.add_argument("memory_id")
+    restore.add_argument("--json", action="store_true", help="print the entry as JSON")
+    fading = sub.add_parser("fading", help="entries due to fade soonest, with why and when")
+    fading.add_argument("--days", type=float, default=None, help="only those due within DAYS")
+    fading.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--tier")
     parser.add_argument("--scope")
     parser.add_argument("--topic")
-    parser.add_argument("--status", default="active", help="active, superseded, deprecated or all")
+    parser.add_argument(
+        "--status", default="active", help="active, superseded, deprecated, faded or all"
+    )
     parser.add_argument("--search", help="hybrid search instead of listing")
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--offset", type=int, default=0)
@@ -18,14 +27,23 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    if getattr(args, "action", None) == "restore":
+        return _restore(args)
+    if getattr(args, "action", None) == "fading":
+        return _fading(args)
     from core.cli.context import console, print_json, services
     from core.memory.api import entry_json
+    from core.memory.schema import STATUSES
 
     svc = services()
     try:
         status = None if args.status == "all" else args.status
+        if status is not None and status not in STATUSES:
+            from core.errors import InvalidInput
+
+            raise InvalidInput(f"--status must be one of {', '.join(STATUSES)} or all")
         if args.search:
-            statuses = (status,) if status else ("active", "superseded", "deprecated")
+            statuses = (status,) if status else STATUSES
             hits, _ = svc.memory.search(
                 args.search,
                 args.limit,
@@ -54,5 +72,47 @@ def run(args) -> int:
             r.memory_id, r.tier, r.kind, str(r.importance), f"{r.confidence:.2f}",
             ", ".join(r.topics), r.canonical_text,
         )  # fmt: skip
+    console().print(table)
+    return 0
+
+
+def _restore(args) -> int:
+    from core.cli.context import print_json, services
+    from core.memory.api import entry_json
+    from core.memory.fading import lifetime, restore
+
+    svc = services()
+    try:
+        entry = restore(svc, args.memory_id)
+    finally:
+        svc.close()
+    if args.json:
+        print_json(entry_json(entry))
+        return 0
+    life = lifetime(entry)
+    until = f"; fades again on {life.fades_at:%Y-%m-%d} unless used" if life else ""
+    print(f"restored {entry.memory_id}{until}")
+    return 0
+
+
+def _fading(args) -> int:
+    from core.cli.context import console, print_json, services
+    from core.memory.fading import schedule
+
+    svc = services()
+    try:
+        due = schedule(svc, within_days=args.days)
+    finally:
+        svc.close()
+    if args.json:
+        print_json([life.to_json() for life in due])
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"{len(due)} entries fading")
+    for column in ("memory_id", "fades on", "why"):
+        table.add_column(column, overflow="fold")
+    for life in due:
+        table.add_row(life.memory_id, f"{life.fades_at:%Y-%m-%d}", life.reason())
     console().print(table)
     return 0

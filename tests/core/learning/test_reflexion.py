@@ -146,14 +146,18 @@ def test_elora_jobs_run_reflexion_reports_its_counts(home, embedder, capsys):
     from core.services import Services
 
     svc = Services(load_settings(), embedder=embedder)
-    store_turns(svc, ["That's wrong, I said 10:15."], start=svc.clock.now().replace(hour=0))
+    store_turns(svc, ["That's wrong, I said 10:15.", "You forgot the agenda again."],
+                start=svc.clock.now().replace(hour=0))  # fmt: skip
     svc.close()
 
     assert main(["jobs", "run", "reflexion", "--json"]) == 0
 
     outcome = json.loads(capsys.readouterr().out)
     assert outcome["job"] == "reflexion"
-    assert outcome["turns_read"] == 1 and outcome["lessons_proposed"] == 1
+    assert outcome["turns_read"] == 2 and outcome["lessons_proposed"] == 1
+    # "I said 10:15" with nothing to say what about: flagged for review, never quoted as a rule.
+    [flagged] = outcome["needs_review"]
+    assert set(flagged) == {"surface", "chat_id", "message_id"}
 
 
 async def test_a_correction_about_a_never_store_subject_never_becomes_a_lesson(services):

@@ -107,13 +107,23 @@ def test_a_phrase_too_short_to_be_safe_is_refused(services):
         forget_matching(services, " le ")
 
 
-def test_the_preview_lists_every_copy_and_changes_nothing(services, home, stocked):
+def test_the_preview_lists_every_copy_and_erases_nothing(services, home, stocked):
     said, echo = stocked["said"], stocked["echo"]
     before = windows_on_disk(home, SECRET)
 
     plan = preview(services, phrase=PHRASE)
 
-    assert {m.capture_id for m in plan.messages} == {said[1].id, said[3].id, echo.id}
+    # What waited in the spool was archived first (a replay racing the scan would hide it).
+    assert services.spool.backlog() == 0
+    spooled = {m.capture_id for m in plan.messages} - {said[1].id, said[3].id, echo.id}
+    assert len(plan.messages) == 4 and len(spooled) == 1
+    with services.db.session() as session:
+        text = (
+            session.connection()
+            .exec_driver_sql("SELECT text FROM captures WHERE id = ?", (spooled.pop(),))
+            .scalar_one()
+        )
+    assert text == f"(spooled) {SECRET}"
     assert {(m.chat_id, m.sent_at) for m in plan.messages} >= {("77", "2024-05-02 18:01")}
     assert {(e.memory_id, e.why) for e in plan.entries} == {
         ("fact.coffre", "contains"),
@@ -126,11 +136,12 @@ def test_the_preview_lists_every_copy_and_changes_nothing(services, home, stocke
     actions = {f.relative: f.action for f in plan.files}
     assert actions["notes.txt"] == "left"
     assert actions["skills/coffre/SKILL.md"] == "delete"
-    assert next(a for p, a in actions.items() if p.startswith("spool/")) == "rewrite"
+    assert not [p for p in actions if p.startswith("spool/")]
     mirrored = [p for p, a in actions.items() if a == "delete" and p.endswith("fact.coffre.md")]
     assert len(mirrored) == 2  # the scheduled mirror and the export written inside the home
     assert SECRET.lower() not in json.dumps(plan.to_json(), ensure_ascii=False).lower()
-    assert windows_on_disk(home, SECRET) == before  # a preview erases nothing
+    after = windows_on_disk(home, SECRET)  # a preview erases nothing (the spool moved in)
+    assert [w for w in before if not w[0].startswith("spool/")] == after
 
 
 def test_forget_matching_leaves_no_piece_of_the_phrase_in_any_file_elora_wrote(

@@ -145,6 +145,13 @@ def test_a_matching_rule_trigger_domain_or_bucket_boosts_the_entry(
 
     boosted, boosted_reason = _l2_score(services, question, memory_id)
 
+    if tier == "environment":
+        # A prediction the question names comes with it in L1, whatever the focused recall
+        # finds; one it does not name ranks lower than other tiers' unmatched entries.
+        item = _items(build_pack(services, question))[memory_id]
+        assert (plain_reason, boosted_reason) == ("prediction about something else", reason)
+        assert item["layer"] == "L1" and boosted == pytest.approx(0.9 * MATCH_BOOST)  # conf.
+        return
     assert (plain_reason, boosted_reason) == ("", reason)
     assert boosted == pytest.approx(plain * MATCH_BOOST, abs=2e-4)
 
