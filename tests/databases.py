@@ -1,8 +1,8 @@
 """Database helpers for tests that run on SQLite and on PostgreSQL alike.
 
 `locked(services)` plays another process holding the write lock (SQLite: BEGIN EXCLUSIVE on
-the file; PostgreSQL: ACCESS EXCLUSIVE locks on the archive's tables, so writers wait for
-their lock_timeout). `search(...)` asks the real full-text index, whichever it is.
+the file; PostgreSQL: EXCLUSIVE locks on the archive's tables, so writers wait for their
+lock_timeout while plain reads go on, as under SQLite's WAL). `search(...)` asks the real full-text index, whichever it is.
 `server_files()` lists the files a PostgreSQL server keeps the test home's tables, indexes
 and TOAST data in (a forget test reads them byte by byte, as it reads elora.db); the server's
 data directory comes from ELORA_TEST_PG_DATA (tests/pg_cluster.py publishes it).
@@ -44,7 +44,7 @@ def locked(services) -> Iterator[None]:
     engine = create_engine(services.db.url, poolclass=NullPool)
     try:
         with engine.connect() as conn:
-            conn.exec_driver_sql(f"LOCK TABLE {', '.join(LOCKED_TABLES)} IN ACCESS EXCLUSIVE MODE")
+            conn.exec_driver_sql(f"LOCK TABLE {', '.join(LOCKED_TABLES)} IN EXCLUSIVE MODE")
             try:
                 yield
             finally:

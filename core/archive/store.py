@@ -312,13 +312,16 @@ class Archive:
     # -- maintenance -----------------------------------------------------------------------
 
     def replay_spool(self) -> dict[str, int]:
-        """Store every spooled capture (idempotently), then index what is new."""
-        report = self.spool.replay(lambda batch: self.store_batch(batch, windows=False))
+        """Store every spooled capture and trace (idempotently), then index what is pending."""
+        report = self.spool.replay(
+            lambda batch: self.store_batch(batch, windows=False), self.services.traces.store_spooled
+        )
         indexed = self.index_pending()
         return {
             "files": report.files,
             "lines": report.lines,
             "stored": report.stored,
+            "traces": report.traces,
             "unreadable": report.unreadable,
             "indexed": indexed,
         }

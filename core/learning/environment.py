@@ -20,15 +20,13 @@ from datetime import timedelta
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import select
-
 from core.errors import EloraError
 from core.learning.attribution import about_speaker
 from core.learning.candidates import Candidate
 from core.learning.consent import LEARNABLE, Consent, ConsentRefused
 from core.learning.outcomes import Outcome, read_outcomes
 from core.storage.db import db_time
-from core.storage.models import Proposal
+from core.storage.dialect import json_field
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -299,13 +297,9 @@ def record_document_without_text(
 
 
 def _proposed_keys(services: Services) -> set[str]:
-    with services.db.session() as session:
-        rows = session.exec(
-            select(Proposal.candidate["environment_key"].as_string()).where(
-                Proposal.origin == ORIGIN
-            )
-        ).all()
-    return {r for r in rows if r}
+    key = json_field(services.db.dialect, "candidate", "environment_key")
+    rows = services.db.rows(f"SELECT {key} FROM proposals WHERE origin = ?", (ORIGIN,))
+    return {r for (r,) in rows if r}
 
 
 async def observe(services: Services) -> dict[str, Any]:
@@ -340,9 +334,11 @@ async def observe(services: Services) -> dict[str, Any]:
 
 def figures(services: Services) -> dict[str, Any]:
     """For the audit: active predictions per sub-bucket, and the environment proposal queue."""
+    bucket = json_field(services.db.dialect, "attributes", "bucket")
+    prediction = json_field(services.db.dialect, "attributes", "prediction")
     rows = services.db.rows(
-        "SELECT coalesce(json_extract(attributes, '$.bucket'), 'general'), count(*), "
-        "sum(json_extract(attributes, '$.prediction') IS NOT NULL) FROM memory_entries "
+        f"SELECT coalesce({bucket}, 'general'), count(*), "
+        f"sum(CASE WHEN {prediction} IS NOT NULL THEN 1 ELSE 0 END) FROM memory_entries "
         "WHERE tier = 'environment' AND status = 'active' GROUP BY 1"
     )
     queue = dict(

@@ -27,7 +27,8 @@ from sqlmodel import col, select
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
 from core.memory.entries import MemoryStore
-from core.storage.db import db_time, from_db_time
+from core.storage.db import from_db_time, run, run_many
+from core.storage.dialect import json_field, json_strings
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -116,9 +117,10 @@ def _new_recalls(services: Services, after: int) -> tuple[dict[str, tuple[int, d
     """Recalls recorded by traces after rowid `after`: {uuid: (count, last)}, and the last rowid."""
     # The bound first: a trace stored meanwhile is left for the next run, not skipped.
     last = int(services.db.rows("SELECT coalesce(max(rowid), 0) FROM traces")[0][0])
+    items, item, is_text = json_strings(services.db.dialect, "t.pack", "items", "j")
     rows = services.db.rows(
-        "SELECT t.rowid, t.created_at, j.value FROM traces t, json_each(t.pack, '$.items') j "
-        "WHERE t.rowid > ? AND t.rowid <= ? AND j.type = 'text'",
+        f"SELECT t.rowid, t.created_at, {item} FROM traces t, {items} "
+        f"WHERE t.rowid > ? AND t.rowid <= ? AND {is_text}",
         (after, last),
     )
     found: dict[str, tuple[int, datetime]] = {}
@@ -158,18 +160,24 @@ def count_recalls(services: Services) -> int:
     after = _watermark(services)
     fresh, last = _new_recalls(services, after)
     known = set(services.memory.by_uuids(list(fresh)))  # archive chunks and forgotten ids aside
-    rows = [(u, n, db_time(at)) for u, (n, at) in fresh.items() if u in known]
+    rows = [(u, n, at) for u, (n, at) in fresh.items() if u in known]
     with services.db.session(write=True) as session:
         conn = session.connection()
-        if rows:
-            conn.exec_driver_sql(
-                "INSERT INTO entry_recalls (uuid, recalls, last_recalled_at) VALUES (?, ?, ?) "
-                "ON CONFLICT(uuid) DO UPDATE SET recalls = recalls + excluded.recalls, "
-                "last_recalled_at = max(coalesce(last_recalled_at, ''), excluded.last_recalled_at)",
-                rows,
-            )
-        conn.exec_driver_sql(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (WATERMARK, str(last))
+        # The same upserts on SQLite and PostgreSQL: columns qualified, no max() of two values.
+        run_many(
+            conn,
+            "INSERT INTO entry_recalls (uuid, recalls, last_recalled_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(uuid) DO UPDATE SET recalls = entry_recalls.recalls + excluded.recalls, "
+            "last_recalled_at = CASE WHEN entry_recalls.last_recalled_at IS NULL "
+            "OR excluded.last_recalled_at > entry_recalls.last_recalled_at "
+            "THEN excluded.last_recalled_at ELSE entry_recalls.last_recalled_at END",
+            rows,
+        )
+        run(
+            conn,
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (WATERMARK, str(last)),
         )
     return sum(n for u, (n, _) in fresh.items() if u in known)
 
@@ -273,10 +281,12 @@ def figures(services: Services) -> dict[str, Any]:
     """For the audit: due soon, faded (all, and this week), restored this week, the next few."""
     week_ago = (services.clock.now() - timedelta(days=7)).isoformat()
     soon = schedule(services, within_days=SOON_DAYS)
+    faded_at = json_field(services.db.dialect, "attributes", "faded_at")
+    restored_at = json_field(services.db.dialect, "attributes", "restored_at")
     faded, faded_week, restored_week = services.db.rows(
         "SELECT count(*) FILTER (WHERE status = 'faded'), "
-        "count(*) FILTER (WHERE status = 'faded' AND json_extract(attributes, '$.faded_at') >= ?), "
-        "count(*) FILTER (WHERE json_extract(attributes, '$.restored_at') >= ?) "
+        f"count(*) FILTER (WHERE status = 'faded' AND {faded_at} >= ?), "
+        f"count(*) FILTER (WHERE {restored_at} >= ?) "
         "FROM memory_entries",
         (week_ago, week_ago),
     )[0]

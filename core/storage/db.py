@@ -310,6 +310,12 @@ class Database:
             if is_unavailable(exc):
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
             raise
+        except Exception as exc:
+            # psycopg's own errors, from the DBAPI cursor the archive writes through directly
+            # (e.g. a lock timeout on a table another process locked).
+            if postgres.sqlstate(exc) is not None and is_unavailable(exc):
+                raise StorageUnavailable(f"database unavailable: {exc}") from exc
+            raise
 
     def write(self, fn: Callable[[Session], T], attempts: int = 3) -> T:
         """`fn(session)` in a write transaction, run again when SQLite said busy early (or
@@ -322,15 +328,14 @@ class Database:
             try:
                 with self.session(write=True) as session:
                     return fn(session)
-            except DBAPIError as exc:  # PostgreSQL: a deadlock or serialisation failure
-                if postgres.sqlstate(exc) not in postgres.RETRY_CODES or attempt == attempts - 1:
-                    raise
-                time.sleep(0.01 * 2**attempt)
-                continue
             except StorageUnavailable as exc:
                 waited = time.monotonic() - started
                 early = waited < self.busy_timeout_ms / 1000 / 2
                 if not (early and is_busy(exc.__cause__ or exc)) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
+            except Exception as exc:  # PostgreSQL: a deadlock or serialisation failure
+                if postgres.sqlstate(exc) not in postgres.RETRY_CODES or attempt == attempts - 1:
                     raise
                 time.sleep(0.01 * 2**attempt)
         raise AssertionError("unreachable")

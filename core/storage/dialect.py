@@ -33,3 +33,23 @@ def json_list_holds(dialect: str, column: str, param: str) -> str:
             f"WHERE j.value = :{param})"
         )
     return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value = :{param})"
+
+
+def json_field(dialect: str, column: str, key: str) -> str:
+    """SQL: the value at top-level `key` of the JSON object stored (as text) in `column`, as
+    text (NULL when absent). `key` is a constant of the code, never user input."""
+    if dialect == "postgresql":
+        return f"(CAST({column} AS json) ->> '{key}')"
+    return f"json_extract({column}, '$.{key}')"
+
+
+def json_strings(dialect: str, column: str, key: str, alias: str) -> tuple[str, str, str]:
+    """A FROM item listing the strings of the JSON list at top-level `key` of `column`:
+    (the FROM item, the SQL of one string, the condition that keeps strings only)."""
+    if dialect == "postgresql":
+        return (
+            f"json_array_elements(CAST({column} AS json) -> '{key}') AS {alias}(item)",
+            f"({alias}.item #>> '{{}}')",
+            f"json_typeof({alias}.item) = 'string'",
+        )
+    return f"json_each({column}, '$.{key}') AS {alias}", f"{alias}.value", f"{alias}.type = 'text'"

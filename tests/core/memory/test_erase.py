@@ -117,12 +117,7 @@ def test_the_preview_lists_every_copy_and_erases_nothing(services, home, stocked
     assert services.spool.backlog() == 0
     spooled = {m.capture_id for m in plan.messages} - {said[1].id, said[3].id, echo.id}
     assert len(plan.messages) == 4 and len(spooled) == 1
-    with services.db.session() as session:
-        text = (
-            session.connection()
-            .exec_driver_sql("SELECT text FROM captures WHERE id = ?", (spooled.pop(),))
-            .scalar_one()
-        )
+    [(text,)] = services.db.rows("SELECT text FROM captures WHERE id = ?", (spooled.pop(),))
     assert text == f"(spooled) {SECRET}"
     assert {(m.chat_id, m.sent_at) for m in plan.messages} >= {("77", "2024-05-02 18:01")}
     assert {(e.memory_id, e.why) for e in plan.entries} == {
