@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 Migration = Callable[[Connection], None]
 MIGRATIONS: list[tuple[int, str, Migration]] = []
@@ -471,13 +471,16 @@ CREATE TABLE job_claims (
 
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
-    conn.exec_driver_sql(
-        ddl(
-            conn,
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DATETIME NOT NULL)",
+    # Created only when missing: a CREATE is a write, and a process opening a migrated home
+    # must not write (it would take the writer turn and poke the spool replay for nothing).
+    if not inspect(conn).has_table("schema_migrations"):
+        conn.exec_driver_sql(
+            ddl(
+                conn,
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DATETIME NOT NULL)",
+            )
         )
-    )
     return {row[0] for row in conn.exec_driver_sql("SELECT version FROM schema_migrations")}
 
 
