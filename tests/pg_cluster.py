@@ -98,9 +98,12 @@ class PostgresCluster:
             str(self.bindir / "pg_ctl"), "-D", str(data), "-l", str(self.root / "server.log"),
             "-o", options, "-w", "-t", "60", "start",
         )  # fmt: skip
-        # Every database made from template1 has unaccent already (a server administrator's
-        # step on real servers; the migration only checks for it there).
-        self.admin("CREATE EXTENSION IF NOT EXISTS unaccent", database="template1")
+        # The postgres database (where the tests' schemas live) and every database made from
+        # template1 have unaccent already, in public (a server administrator's step on real
+        # servers; the migration only checks for it there). Left to the first test, it would
+        # land in that test's schema, out of the other schemas' sight.
+        for database in ("postgres", "template1"):
+            self.admin("CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public", database=database)
         return self
 
     @property
