@@ -66,6 +66,14 @@ def _archive_texts(pack: dict) -> list[str]:
     ]
 
 
+@pytest.fixture(autouse=True)
+def embedded(home, monkeypatch):
+    """These faults are the embedded store's (its files on disk): CI's reruns against a Chroma
+    server keep this module's homes on embedded Chroma."""
+    monkeypatch.delenv("ELORA_CHROMA_URL", raising=False)
+    monkeypatch.delenv("ELORA_CHROMA_PREFIX", raising=False)
+
+
 @pytest.fixture
 def indexed_home(home, embedder):
     """A home with 30 archived messages, one memory entry and session memory, all indexed,
