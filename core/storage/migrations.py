@@ -469,11 +469,25 @@ CREATE TABLE job_claims (
     )
 
 
+def _has_migrations_table(conn: Connection) -> bool:
+    if is_postgres(conn):
+        # In the schema the tables are created in (the first of search_path), not merely
+        # visible: a schema_migrations of `public` must not pass for this schema's.
+        return (
+            conn.exec_driver_sql(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                "AND table_name = 'schema_migrations'"
+            ).first()
+            is not None
+        )
+    return inspect(conn).has_table("schema_migrations")
+
+
 def applied_versions(conn: Connection) -> set[int]:
     """Versions already recorded in the database."""
     # Created only when missing: a CREATE is a write, and a process opening a migrated home
     # must not write (it would take the writer turn and poke the spool replay for nothing).
-    if not inspect(conn).has_table("schema_migrations"):
+    if not _has_migrations_table(conn):
         conn.exec_driver_sql(
             ddl(
                 conn,

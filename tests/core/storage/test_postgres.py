@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from sqlalchemy import inspect
@@ -19,6 +20,7 @@ from core.services import Services
 from core.storage.db import Database
 from core.storage.migrations import MIGRATIONS
 from tests.databases import texts
+from tests.pg_cluster import with_schema
 
 pytestmark = pytest.mark.postgres
 
@@ -42,6 +44,31 @@ def test_every_model_has_exactly_the_columns_the_migrations_create(pg_url):
     finally:
         db.close()
     assert sorted(versions) == sorted(v for v, _, _ in MIGRATIONS)
+
+
+def test_a_schema_gets_its_own_tables_when_another_one_on_its_path_has_elora_already(
+    pg_server, pg_url
+):
+    first = Database(pg_url)
+    first.rows("SELECT count(*) FROM captures")  # migrated, and holding a message
+    first.execute("INSERT INTO meta (key, value) VALUES ('home', 'first')")
+    first.close()
+    schema = unquote(urlsplit(pg_url).query).split("=", 2)[2].split(",")[0]
+    fresh = pg_server.create()
+    own = unquote(urlsplit(fresh).query).split("=", 2)[2].split(",")[0]
+    behind = with_schema(pg_server.server_url, f"{own},{schema}")  # the other one is visible
+    second = Database(behind)
+    try:
+        assert second.rows("SELECT value FROM meta") == []  # its own, empty, meta table
+        [(where,)] = second.rows(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name = 'captures' "
+            "AND table_schema = ?",
+            (own,),
+        )
+        assert where == own
+    finally:
+        second.close()
+        pg_server.drop(fresh)
 
 
 def test_workers_starting_together_on_a_new_database_migrate_it_once(pg_url):
