@@ -20,7 +20,17 @@ from telegram.ext import (
 )
 
 from bot.context import EloraContext
-from bot.handlers import access, commands, council, documents, errors, feedback, memory, messages
+from bot.handlers import (
+    access,
+    commands,
+    council,
+    documents,
+    errors,
+    feedback,
+    memory,
+    messages,
+    undo,
+)
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
 from core.offload import run_blocking
@@ -50,6 +60,7 @@ def register(app: Application) -> None:
     app.add_handler(CallbackQueryHandler(memory.on_forget_button, pattern=r"^fg:"))
     app.add_handler(CallbackQueryHandler(memory.on_proposal_button, pattern=r"^pr:"))
     app.add_handler(CallbackQueryHandler(feedback.on_feedback_button, pattern=r"^fb:"))
+    app.add_handler(CallbackQueryHandler(undo.on_undo_button, pattern=r"^un:"))
     app.add_handler(
         MessageReactionHandler(
             feedback.on_reaction,

@@ -25,6 +25,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "remembered_again": "Already remembered — confirmed <code>{id}</code> (said {n} times).",
         "forget_usage": "Usage: /forget MEMORY_ID or /forget words to search",
         "forget_confirm": "Forget <code>{id}</code>?\n<i>{text}</i>\nThis cannot be undone.",
+        "forget_confirm_undo": (
+            "Forget <code>{id}</code>?\n<i>{text}</i>\nUndo stays available for {n} minutes while "
+            "I run; nothing of it is kept on disk."
+        ),
+        "forget_messages_no_undo": "Erasing the messages too cannot be undone.",
+        "forgotten_undo": (
+            "Forgotten: <code>{id}</code>. Undo available for {n} minutes while I run; nothing "
+            "of it is kept on disk."
+        ),
+        "undo": "↩️ Undo ({n} min)",
+        "undone": "↩️ Undone: {what}",
+        "undo_failed": "Could not undo: {why}",
         "forget_pick": "Which memory should I forget?",
         "forget_none": "I found no memory matching that.",
         "forgotten": "Forgotten: <code>{id}</code>.",
@@ -35,7 +47,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "yes_forget": "Yes, forget it",
         "cancel": "Cancel",
         "topics_none": "I don't remember anything yet.",
-        "topics_title": "<b>What I remember</b>",
+        "topics_title": "<b>What I remember</b> (★ importance, 1 to 5)",
         "proposals_none": "No proposals waiting for review.",
         "approve": "Approve",
         "reject": "Reject",
@@ -82,6 +94,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "remembered_again": "Déjà retenu — confirmé <code>{id}</code> (dit {n} fois).",
         "forget_usage": "Usage : /forget ID_MÉMOIRE ou /forget mots à chercher",
         "forget_confirm": "Oublier <code>{id}</code> ?\n<i>{text}</i>\nC'est irréversible.",
+        "forget_confirm_undo": (
+            "Oublier <code>{id}</code> ?\n<i>{text}</i>\nAnnulable pendant {n} minutes tant que je "
+            "tourne ; rien n'en est gardé sur disque."
+        ),
+        "forget_messages_no_undo": "Effacer aussi les messages est irréversible.",
+        "forgotten_undo": (
+            "Oublié : <code>{id}</code>. Annulable pendant {n} minutes tant que je tourne ; rien "
+            "n'en est gardé sur disque."
+        ),
+        "undo": "↩️ Annuler ({n} min)",
+        "undone": "↩️ Annulé : {what}",
+        "undo_failed": "Impossible d'annuler : {why}",
         "forget_pick": "Quel souvenir dois-je oublier ?",
         "forget_none": "Je n'ai trouvé aucun souvenir correspondant.",
         "forgotten": "Oublié : <code>{id}</code>.",
@@ -92,7 +116,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "yes_forget": "Oui, oublier",
         "cancel": "Annuler",
         "topics_none": "Je ne me souviens encore de rien.",
-        "topics_title": "<b>Ce dont je me souviens</b>",
+        "topics_title": "<b>Ce dont je me souviens</b> (★ importance, de 1 à 5)",
         "proposals_none": "Aucune proposition en attente.",
         "approve": "Valider",
         "reject": "Rejeter",

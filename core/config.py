@@ -106,6 +106,8 @@ class Settings(BaseSettings):
     max_document_chars: int = Field(1_000_000, ge=1000, le=MAX_CAPTURE_CHARS)
 
     learning_policy: Literal["review", "auto"] = "review"
+    # How long approvals, edits, remembers, restores and forgets can be undone (0: never).
+    undo_minutes: int = Field(30, ge=0, le=7 * 24 * 60)
     learning_extractor: Literal["auto", "model", "heuristic", "off"] = "auto"
 
     telegram_bot_token: SecretStr | None = Field(

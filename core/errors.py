@@ -52,3 +52,8 @@ class NoModelConfigured(EloraError):
 
 class SpendingCapReached(EloraError):
     """Today's spending cap forbids this call (PRO first, then every call)."""
+
+
+class CannotUndo(EloraError):
+    """An action that cannot be undone (any more): expired, undone, changed since, or a forget
+    whose undo is held by another process."""

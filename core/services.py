@@ -108,6 +108,13 @@ class Services:
         return Learner(self)
 
     @cached_property
+    def held_forgets(self):
+        """Undos of this process's forgets, held in its memory only (never on disk)."""
+        from core.memory.unforget import HeldForgets
+
+        return HeldForgets()
+
+    @cached_property
     def traces(self):
         """Request traces and spend."""
         from core.traces import TraceStore

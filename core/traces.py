@@ -130,6 +130,37 @@ class TraceStore:
         return out
 
 
+def escalation_path(trace: Trace) -> str:
+    """The tiers the answer went through, e.g. "LITE→FLASH": the start tier, then each
+    escalation's target. Auxiliary calls (classifier, learning) are not steps of the path."""
+    start = (trace.pack or {}).get("start_tier")
+    escalations = [e for e in trace.escalations or [] if isinstance(e, dict)]
+    if not start and escalations:
+        start = escalations[0].get("from")
+    if not start:  # traces with no routing (council, tools): the tiers their calls used
+        tiers = [m.get("tier") for m in trace.models or [] if isinstance(m, dict)]
+        return "→".join(dict.fromkeys(t for t in tiers if t)) or "-"
+    return "→".join([start, *(str(e["to"]) for e in escalations if e.get("to"))])
+
+
+def trace_row(trace: Trace) -> dict[str, Any]:
+    """A trace as one listing row (the cockpit's Traces screen and `elora traces`)."""
+    return {
+        "id": trace.id,
+        "created_at": trace.created_at.isoformat(),
+        "surface": trace.surface,
+        "chat_id": trace.chat_id,
+        "intent": (trace.classification or {}).get("intent"),
+        "models": escalation_path(trace),
+        "escalations": len(trace.escalations or []),
+        "latency_ms": trace.latency_ms,
+        "tokens_in": trace.tokens_in,
+        "tokens_out": trace.tokens_out,
+        "cost": trace.cost,
+        "error": trace.error,
+    }
+
+
 def _secret_pieces(secrets: list[str]) -> re.Pattern | None:
     """The long alphanumeric runs of each secret, any case: text that was tokenised (such as the
     search terms a pack lists as missing) would otherwise carry a key into a trace piece by piece."""

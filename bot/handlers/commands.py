@@ -70,6 +70,7 @@ async def remember_command(update: Update, context: EloraContext) -> None:
     if not body:
         await _html(update, context.say(update, "remember_usage"))
         return
+    from bot.handlers.undo import acting_here, undo_keyboard
 
     def save():
         capture_id = capture_command(update, context)
@@ -78,14 +79,19 @@ async def remember_command(update: Update, context: EloraContext) -> None:
             from core.learning.canonical import capture_sources
 
             sources = capture_sources(context.services, [capture_id])
-        return remember_or_confirm(
-            context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
-        )
+        with acting_here(update) as who:
+            kept = remember_or_confirm(
+                context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
+            )
+        return kept, who
 
-    kept = await run_blocking(save)
+    kept, who = await run_blocking(save)
     entry, key = kept.entry, "remembered_again" if kept.confirmed else "remembered"
-    await _html(update, context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
-                                    n=entry.observations))  # fmt: skip
+    await update.effective_message.reply_text(
+        context.say(update, key, id=html.escape(entry.memory_id), tier=entry.tier,
+                    n=entry.observations),
+        parse_mode=ParseMode.HTML, reply_markup=undo_keyboard(update, context, who.last_action),
+    )  # fmt: skip
 
 
 async def topics(update: Update, context: EloraContext) -> None:
@@ -101,7 +107,8 @@ async def topics(update: Update, context: EloraContext) -> None:
     for row in rows[:40]:
         tags = ", ".join(row["topics"][:4])
         lines.append(
-            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] {html.escape(tags)}"
+            f"• <code>{html.escape(row['memory_id'])}</code> [{row['tier']}] "
+            f"★{row['importance']} {html.escape(tags)}"
         )
     if len(rows) > 40:
         lines.append(f"… +{len(rows) - 40}")

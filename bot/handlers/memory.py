@@ -10,6 +10,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from bot.handlers.commands import _args_text
+from bot.handlers.undo import acting_here, undo_keyboard
 from core.errors import EloraError
 from core.offload import run_blocking
 
@@ -51,10 +52,14 @@ async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: s
                           edit=None) -> None:  # fmt: skip
     """The confirmation: the entry, how many messages hold it, and the buttons."""
     messages = await run_blocking(_messages_holding, context.services, entry.memory_id)
-    text = context.say(update, "forget_confirm", id=html.escape(entry.memory_id),
+    minutes = context.services.settings.undo_minutes
+    text = context.say(update, "forget_confirm_undo" if minutes else "forget_confirm",
+                       id=html.escape(entry.memory_id), n=minutes,
                        text=html.escape(entry.canonical_text[:300]))  # fmt: skip
     if messages:
         text += "\n" + context.say(update, "forget_messages_note", n=messages)
+        if minutes:
+            text += " " + context.say(update, "forget_messages_no_undo")
     keyboard = _confirm_keyboard(update, context, token, index, messages)
     send = edit or update.effective_message.reply_text
     await send(text, parse_mode=ParseMode.HTML, reply_markup=keyboard)
@@ -125,22 +130,32 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
             return
         await _ask_to_confirm(update, context, entry, token, index, edit=query.edit_message_text)
         return
-    from core.memory.api import forget_memory
-
     with_sources = action == "s"
     try:
-        report = await run_blocking(
-            forget_memory, context.services, memory_id, with_sources=with_sources
+        report, undoable = await run_blocking(
+            _forget, update, context.services, memory_id, with_sources
         )
     except EloraError:
         await query.edit_message_text(context.say(update, "forget_none"))
         return
     offers.pop(token, None)
     done = context.say(update, "forgotten", id=html.escape(memory_id))
+    if undoable is not None:
+        done = context.say(update, "forgotten_undo", id=html.escape(memory_id),
+                           n=context.services.settings.undo_minutes)  # fmt: skip
     if with_sources:
         done = context.say(update, "forgotten_with_messages", id=html.escape(memory_id),
                            n=report.removed_captures)  # fmt: skip
-    await query.edit_message_text(done, parse_mode=ParseMode.HTML)
+    keyboard = undo_keyboard(update, context, undoable.id if undoable else None)
+    await query.edit_message_text(done, parse_mode=ParseMode.HTML, reply_markup=keyboard)
+
+
+def _forget(update: Update, services, memory_id: str, with_sources: bool):
+    """Forget as this user; an entry's forget keeps its undo in the bot's memory."""
+    from core.memory.unforget import forget
+
+    with acting_here(update):
+        return forget(services, memory_id, with_sources=with_sources)
 
 
 async def proposals(update: Update, context: EloraContext) -> None:
@@ -173,13 +188,27 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
     query = update.callback_query
     await query.answer()
     _, action, proposal_id = query.data.split(":", 2)
+    keyboard = None
     try:
         if action == "a":
-            entry = await run_blocking(review.approve, context.services, proposal_id)
-            message = context.say(update, "approved", id=html.escape(entry.memory_id))
+            entry, who = await run_blocking(_approve, update, context.services, proposal_id)
+            key = "forgotten" if entry.status == "forgotten" else "approved"
+            if key == "forgotten" and who.last_action:
+                key = "forgotten_undo"
+            message = context.say(update, key, id=html.escape(entry.memory_id),
+                                  n=context.services.settings.undo_minutes)  # fmt: skip
+            keyboard = undo_keyboard(update, context, who.last_action)
         else:
             await run_blocking(review.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))
-    await query.edit_message_text(message, parse_mode=ParseMode.HTML)
+    await query.edit_message_text(message, parse_mode=ParseMode.HTML, reply_markup=keyboard)
+
+
+def _approve(update: Update, services, proposal_id: str):
+    """Approve as this user; returns the entry and who acted (with the undoable action)."""
+    from core.learning import review
+
+    with acting_here(update) as who:
+        return review.approve(services, proposal_id), who

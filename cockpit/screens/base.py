@@ -33,7 +33,10 @@ class EloraScreen(Screen):
     runs twice (two refresh timers, every result shown twice).
     """
 
-    BINDINGS = [Binding("ctrl+r", "refresh_data", "Refresh", show=False)]
+    BINDINGS = [
+        Binding("ctrl+r", "refresh_data", "Refresh", show=False),
+        Binding("z", "undo", "Undo", show=False),
+    ]
     periodic_refresh = True  # False where reloading would only disturb (chat, council)
 
     @property
@@ -101,6 +104,33 @@ class EloraScreen(Screen):
         )
         worker._elora_done = (done, success)  # type: ignore[attr-defined]
         return worker
+
+    def as_operator(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """`fn` run as the operator in the cockpit, a long-running process: what it does can be
+        undone with `z` (a forget's undo is held in this process's memory only)."""
+
+        def run() -> Any:
+            from core.undo.context import acting
+
+            with acting("cockpit", holds=True):
+                return fn()
+
+        return run
+
+    def undo_hint(self) -> str:
+        """What a notification adds after an undoable action."""
+        minutes = self.services.settings.undo_minutes
+        return f" · z undoes it ({minutes} min)" if minutes else ""
+
+    def action_undo(self) -> None:
+        """z: undo the last action still open (approve, edit, remember, restore, forget)."""
+        from core.undo.reverse import undo
+
+        def done(result: Any) -> None:
+            self.notify(result.summary()[:300], timeout=8)
+            self.action_refresh_data()
+
+        self.background(self.as_operator(lambda: undo(self.services)), done)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         done, success = getattr(event.worker, "_elora_done", (None, None))

@@ -19,6 +19,7 @@ from core.memory.fading import SOON_DAYS
 from core.memory.schema import PROMOTED_FROM, STATUSES, TIERS
 
 PAGE = 50
+VERSIONS_SHOWN = 6
 # A view beside the statuses: active entries due to fade within SOON_DAYS, soonest first.
 FADING = "fading soon"
 
@@ -150,15 +151,18 @@ class MemoryScreen(EloraScreen):
         return {"query": q, "rows": rows, "total": len(rows), "degraded": False, "fades": fades}
 
     def _details(self, entry) -> dict[str, Any]:
-        """Links, history and fading schedule of an entry (fetched in a worker, not on the UI
-        thread)."""
+        """Links, history, versions and fading schedule of an entry (fetched in a worker, not
+        on the UI thread)."""
         from core.memory.fading import lifetime, recall_counts
+        from core.memory.versions import history
 
         memory = self.services.memory
         links = memory.links_of([entry.uuid])
         related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
+        versions = history(self.services, entry.memory_id) if memory.get(entry.memory_id) else []
         life = lifetime(entry, *recall_counts(self.services, [entry.uuid])[entry.uuid])
-        return {"uuid": entry.uuid, "links": links, "related": related, "lifetime": life}
+        return {"uuid": entry.uuid, "links": links, "related": related, "versions": versions,
+                "lifetime": life}  # fmt: skip
 
     def show(self, data: dict[str, Any]) -> None:
         q: MemoryQuery = data["query"]
@@ -275,24 +279,29 @@ class MemoryScreen(EloraScreen):
             self.notify("Only a faded entry can be restored (x shows the faded ones).",
                         severity="warning")  # fmt: skip
             return
-        self.background(lambda: restore(self.services, entry.memory_id),
-                        lambda r: self.action_refresh_data(), success=f"restored {entry.memory_id}")  # fmt: skip
+        self.background(self.as_operator(lambda: restore(self.services, entry.memory_id)),
+                        lambda r: self.action_refresh_data(),
+                        success=f"restored {entry.memory_id}{self.undo_hint()}")  # fmt: skip
 
     def action_forget(self) -> None:
-        from core.memory.api import forget_memory
+        from core.memory.unforget import forget, undo_note
 
         entry = self._selected()
         if entry is None:
             self.notify("No entry selected.", severity="warning")
             return
+        held = self.services.settings.undo_minutes > 0
+        after = f" · z: {undo_note(self.services)}" if held else ""
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(lambda: forget_memory(self.services, entry.memory_id),
-                                lambda r: self.action_refresh_data(), success=f"forgot {entry.memory_id}")  # fmt: skip
+                self.background(self.as_operator(lambda: forget(self.services, entry.memory_id)),
+                                lambda r: self.action_refresh_data(),
+                                success=f"forgot {entry.memory_id}{after}")  # fmt: skip
 
-        question = (f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n"
-                    "It is erased from every store; this cannot be undone.")  # fmt: skip
+        then = (f"It is erased from every store; {undo_note(self.services)}." if held
+                else "It is erased from every store; this cannot be undone.")  # fmt: skip
+        question = f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n{then}"
         self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
 
 
@@ -332,6 +341,13 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
             relation = link.relation if outgoing else PASSIVE.get(link.relation, link.relation)
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
+    versions = details.get("versions") or []
+    if len(versions) > 1:  # one version is the entry as shown above
+        parts += ["", f"[b]Versions[/b] (elora history {escape(entry.memory_id)})"]
+        for v in versions[-VERSIONS_SHOWN:]:
+            parts.append(escape(f"v{v.version} {v.created_at:%Y-%m-%d %H:%M} {v.change} "
+                                f"({v.surface}) · {v.data['status']}: "
+                                f"{v.data['canonical_text'][:80]}"))  # fmt: skip
     return Group(*parts)
 
 

@@ -27,6 +27,7 @@ RELATION = {
     "supersede": "supersedes an entry (approving marks the old one superseded)",
     "deprecate": "deprecates an entry (approving marks the old one deprecated)",
     "time_limit": "limits an entry in time (approving sets its end date)",
+    "forget": "forgets an entry (its mirror file was deleted; approving forgets it for real)",
 }
 
 
@@ -170,8 +171,8 @@ class ProposalsScreen(EloraScreen):
 
         p = self._current()
         if p is not None:
-            self.background(lambda: approve(self.services, p.id), self._reload,
-                            success=f"approved: {p.text[:40]}")  # fmt: skip
+            self.background(self.as_operator(lambda: approve(self.services, p.id)), self._reload,
+                            success=f"approved: {p.text[:40]}{self.undo_hint()}")  # fmt: skip
 
     def action_edit(self) -> None:
         from core.learning.review import approve
@@ -182,8 +183,9 @@ class ProposalsScreen(EloraScreen):
 
         def edited(text: str | None) -> None:
             if text:
-                self.background(lambda: approve(self.services, p.id, edit=text), self._reload,
-                                success="edited and approved")  # fmt: skip
+                self.background(self.as_operator(lambda: approve(self.services, p.id, edit=text)),
+                                self._reload,
+                                success=f"edited and approved{self.undo_hint()}")  # fmt: skip
 
         self.app.push_screen(EditDialog("Edit, then approve", p.text), edited)
 
@@ -204,8 +206,9 @@ class ProposalsScreen(EloraScreen):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(lambda: approve_recommended(self.services),
-                                lambda entries: (self.notify(f"approved {len(entries)} recommended"),
+                self.background(self.as_operator(lambda: approve_recommended(self.services)),
+                                lambda entries: (self.notify(f"approved {len(entries)} "
+                                                             f"recommended{self.undo_hint()}"),
                                                  self._reload()))  # fmt: skip
 
         question = f"Approve all {self.recommended} recommended proposal(s)?"

@@ -10,6 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
 from cockpit.screens.base import EloraScreen, refill
+from core.traces import escalation_path
 
 
 class TracesScreen(EloraScreen):
@@ -36,8 +37,10 @@ class TracesScreen(EloraScreen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 10),
-                             ("esc", 3), ("ms", 6), ("cost", 8)):  # fmt: skip
+        # The models column is the escalation path (LITE→FLASH): it says what an escalation
+        # count would, and which tiers answered.
+        for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 14),
+                             ("ms", 6), ("cost", 8)):  # fmt: skip
             table.add_column(label, width=width)
         self.sub_title = "traces"
 
@@ -57,12 +60,11 @@ class TracesScreen(EloraScreen):
         self.traces = {t.id: t for t in data["recent"]}
         rows = []
         for t in data["recent"]:
-            tiers = list(dict.fromkeys(m.get("tier", "?") for m in t.models))
-            models = "→".join(tiers) or "-"
+            models = escalation_path(t)
             cost = "?" if t.cost is None else f"{t.cost:.5f}"
             rows.append((t.id, (f"{t.created_at:%m-%d %H:%M}", t.surface,
                                 str((t.classification or {}).get("intent", "-")), models,
-                                str(len(t.escalations)), str(t.latency_ms), cost)))  # fmt: skip
+                                str(t.latency_ms), cost)))  # fmt: skip
         refill(self.query_one(DataTable), rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

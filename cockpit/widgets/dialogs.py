@@ -81,7 +81,10 @@ rejected one. ⚠ marks a proposal that conflicts with an entry (shown side by s
 
 **Memory**: `/` search · `s` full-text/semantic · `t` cycle tier · `x` cycle status ·
 `tab` reaches the scope and topic filters · `]`/`[` next/previous page ·
-`f` forget (asks first) · `esc` clears the search
+`f` forget (asks first) · `esc` clears the search; the detail pane lists the entry's versions
+
+**Undo**: `z` undoes the last approval, edit, bulk approval or forget (within
+`ELORA_UNDO_MINUTES`; a forget's undo is held in this cockpit's memory only, never on disk)
 
 **Chat**: type and press Enter; the evidence pack and routing show on the right.
 `esc` leaves the input, `i` returns to it.

@@ -93,6 +93,14 @@ async def markdown_export(services) -> dict:
     return await run_blocking(export_markdown, services, services.settings.mirror_dir)
 
 
+async def purge_undo(services) -> dict:
+    """Drop undo data past ELORA_UNDO_MINUTES: the log on disk, this process's held forgets."""
+    from core.undo.log import purge_expired
+
+    purged = await run_blocking(purge_expired, services)
+    return {"purged": purged, "held_dropped": services.held_forgets.purge(services.clock.now())}
+
+
 JOBS: dict[str, Job] = {
     job.name: job
     for job in (
@@ -104,6 +112,7 @@ JOBS: dict[str, Job] = {
             15,
         ),
         Job("purge-ephemeral", "drop session memory past its TTL", purge_ephemeral, 30),
+        Job("purge-undo", "drop undo data past its period (ELORA_UNDO_MINUTES)", purge_undo, 5),
         Job(
             "promotion",
             "propose episodic→semantic and semantic→procedural promotions",

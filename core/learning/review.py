@@ -19,6 +19,8 @@ from core.memory.schema import PROMOTED_FROM
 from core.memory.tombstones import Forgotten, refuse_if_buried
 from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
+from core.undo.context import labelled
+from core.undo.log import undoable
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -51,25 +53,86 @@ def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Pr
 
 
 def approve(services: Services, proposal_id: str, edit: str | None = None) -> MemoryEntry:
-    """Approve a pending proposal (edited text optional); return the entry it wrote or touched."""
+    """Approve a pending proposal (edited text optional); return the entry it wrote or touched.
+
+    Undoable (core.undo) for ELORA_UNDO_MINUTES. A proposal to forget (a file deleted from the
+    Markdown mirror) forgets its entry: the entry as it was is returned, with status
+    "forgotten"."""
     proposal = _require(services, proposal_id)
     if proposal.status not in OPEN:
         raise InvalidInput(f"proposal {proposal.id[:8]} is {proposal.status}, not open for review")
     if edit is not None and not edit.strip():
         raise InvalidInput("the edited text is empty")
+    if is_forget(proposal):
+        return _forget(services, proposal, edit)
     if edit is None:  # filed before its text was forgotten; an edit is the operator's own words
         refuse_if_buried(services, proposal.text)
     claim = _claim(services, proposal)  # the bot and the cockpit may approve it at once
+    label = "edit" if edit is not None else "approve"
+    with undoable(services, "approve", proposal.id) as change, labelled(label):
+        change.proposal_before(proposal.id, _state(proposal, edited=edit is not None))
+        try:
+            entry = _apply(services, proposal, edit)
+        except BaseException:
+            _release(services, proposal, claim)
+            raise
+        note = "edited" if edit is not None else proposal.decision_note
+        _decide(services, proposal, "approved", memory_id=entry.memory_id, decision_note=note,
+                text=edit.strip() if edit is not None else proposal.text)  # fmt: skip
+    log.info("proposal %s approved as %s", proposal.id, entry.memory_id)
+    return entry
+
+
+def is_forget(proposal: Proposal) -> bool:
+    """Whether approving this proposal forgets an entry rather than writing one."""
+    return proposal.conflict_relation == "forget"
+
+
+def _forget(services: Services, proposal: Proposal, edit: str | None) -> MemoryEntry:
+    """Approve a proposal to forget: the entry goes through the one forget path (the proposal,
+    a copy of its text, goes with it)."""
+    from core.memory.unforget import forget
+
+    if edit is not None:
+        raise InvalidInput("a proposal to forget cannot be edited: approve or reject it")
+    entry = services.memory.get(proposal.memory_id or "")
+    if entry is None:
+        raise InvalidInput(f"{proposal.memory_id} is already forgotten; reject this proposal")
+    claim = _claim(services, proposal)
     try:
-        entry = _apply(services, proposal, edit)
+        forget(services, entry.memory_id)
     except BaseException:
         _release(services, proposal, claim)
         raise
-    note = "edited" if edit is not None else proposal.decision_note
-    _decide(services, proposal, "approved", memory_id=entry.memory_id, decision_note=note,
-            text=edit.strip() if edit is not None else proposal.text)  # fmt: skip
-    log.info("proposal %s approved as %s", proposal.id, entry.memory_id)
+    log.info("proposal %s approved: %s forgotten", proposal.id, entry.uuid)
+    entry.status = "forgotten"
     return entry
+
+
+def _state(proposal: Proposal, edited: bool) -> dict:
+    """What an undo puts back: the proposal's decision fields (its text only if an edit
+    replaces it)."""
+    state = {"status": proposal.status, "decision_note": proposal.decision_note,
+             "memory_id": proposal.memory_id}  # fmt: skip
+    if edited:
+        state["text"] = proposal.text
+    return state
+
+
+def reopen(services: Services, proposal_id: str, state: dict) -> Proposal:
+    """Put an approved proposal back in the queue as it was before (an undone approval)."""
+    proposal = _require(services, proposal_id)
+    with services.db.session(write=True) as session:
+        row = session.get(Proposal, proposal.rowid)
+        row.status, row.decided_at, row.claimed_at = state["status"], None, None
+        row.decision_note, row.memory_id = state.get("decision_note"), state.get("memory_id")
+        if "text" in state:
+            row.text = state["text"]
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+        session.expunge(row)
+    return row
 
 
 def _claim(services: Services, proposal: Proposal) -> str:
@@ -150,13 +213,15 @@ def approve_recommended(services: Services) -> list[MemoryEntry]:
     forgotten stays unapproved (the rest still go through)."""
     now = services.clock.now()
     entries = []
-    for p in services.proposals.list(("recommended",), limit=10_000):
-        if being_decided(p, now):
-            continue
-        try:
-            entries.append(approve(services, p.id))
-        except Forgotten:
-            log.info("proposal %s not approved: its text was forgotten", p.id)
+    # One action: a single undo takes the whole batch back.
+    with undoable(services, "approve", "recommended"):
+        for p in services.proposals.list(("recommended",), limit=10_000):
+            if being_decided(p, now):
+                continue
+            try:
+                entries.append(approve(services, p.id))
+            except Forgotten:
+                log.info("proposal %s not approved: its text was forgotten", p.id)
     return entries
 
 
@@ -176,18 +241,21 @@ def _limit(services: Services, old: MemoryEntry, proposal: Proposal) -> MemoryEn
     until = proposal.candidate.get("valid_to")
     until_dt = datetime.fromisoformat(str(until)) if until else services.clock.now()
     attributes = {**old.attributes, "limited_by": proposal.text[:300]}
-    return services.memory.set_status(
-        old.memory_id, old.status, valid_to=until_dt, attributes=attributes
-    )
+    with labelled("time-limited"):
+        return services.memory.set_status(
+            old.memory_id, old.status, valid_to=until_dt, attributes=attributes
+        )
 
 
 def _relate(services: Services, new: MemoryEntry, old: MemoryEntry, relation: str) -> None:
     now = services.clock.now()
     if relation == "supersede":
-        services.memory.set_status(old.memory_id, "superseded", valid_to=now)
+        with labelled("superseded"):
+            services.memory.set_status(old.memory_id, "superseded", valid_to=now)
         services.memory.link(new.uuid, old.uuid, "supersedes")
     elif relation == "deprecate":
-        services.memory.set_status(old.memory_id, "deprecated", valid_to=now)
+        with labelled("deprecated"):
+            services.memory.set_status(old.memory_id, "deprecated", valid_to=now)
         services.memory.link(new.uuid, old.uuid, "deprecates")
     else:
         services.memory.link(new.uuid, old.uuid, "contradicts")

@@ -279,11 +279,14 @@ class MemoryTools:
     @contextmanager
     def _traced(self, name: str, chat_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Record one trace for the call (what it returned by id, how long, how it failed)."""
+        from core.undo.context import acting
+
         note: dict[str, Any] = {}
         started = time.perf_counter()
         error = None
         try:
-            yield note
+            with acting(SURFACE, actor=self.policy.user_id):  # versions name the surface
+                yield note
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"[:300]
             raise

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 from core.ids import memory_uuid
 from core.memory.forget import ForgetReport, forget_entry
 from core.memory.schema import KIND_TO_TIER, EntryIn, slug_for, text_key, topics_from_text
-from core.memory.tombstones import lift
+from core.memory.tombstones import digest, lift
 from core.storage.models import MemoryEntry
+from core.undo.context import labelled
+from core.undo.log import undoable
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -44,8 +46,26 @@ def remember_or_confirm(
     attributes: dict[str, Any] | None = None,
 ) -> Remembered:
     """An explicit save by the operator: fills the strict schema with operator-authority
-    defaults; saying a kept memory again confirms it instead of adding a copy."""
-    lift(services, text)  # an explicit save is consent given again (core.memory.tombstones)
+    defaults; saying a kept memory again confirms it instead of adding a copy. Undoable for
+    ELORA_UNDO_MINUTES (core.undo)."""
+    with undoable(services, "remember", memory_id or "") as change, labelled("remember"):
+        # An explicit save is consent given again (core.memory.tombstones); an undo of it
+        # puts the tombstone back.
+        buried = digest(services, text)
+        if lift(services, text):
+            change.lifted.append(buried)
+        kept = _remember(services, text, kind=kind, tier=tier, importance=importance,
+                         topics=topics, scope=scope, memory_id=memory_id, sources=sources,
+                         attributes=attributes)  # fmt: skip
+        change.target = change.target or kept.entry.memory_id
+    return kept
+
+
+def _remember(
+    services: Services, text: str, *, kind: str, tier: str | None, importance: int,
+    topics: list[str] | None, scope: str, memory_id: str | None,
+    sources: list[dict[str, Any]] | None, attributes: dict[str, Any] | None,
+) -> Remembered:  # fmt: skip
     now = services.clock.now()
     memory_id = memory_id or _free_slug(services, slug_for(kind, text))
     # A plain dict: save() validates it and turns a bad field into InvalidInput (one clear line).
@@ -103,7 +123,8 @@ def confirm_entry(
     data["last_touched"] = services.clock.now()
     data["sources"] = [*entry.sources, *(s for s in sources if s not in entry.sources)]
     data["importance"] = max(entry.importance, importance)
-    return services.memory.save(data)
+    with labelled("confirm"):
+        return services.memory.save(data)
 
 
 def _free_slug(services: Services, base: str) -> str:
@@ -147,6 +168,41 @@ def search_memory(
         }
         for h in hits
     ]
+
+
+# The relevance cut-off of a listed search (`elora memories --search`): a hit is shown when its
+# score reaches SEARCH_FLOOR and SEARCH_SHARE of the best hit's. Chosen with
+# tests/bench/bench_search_floor.py (bundled e5): recall 0.95, precision 0.51 against 0.09
+# uncut; floors past 0.5 start hiding right answers that share no word with the query.
+SEARCH_FLOOR = 0.45
+SEARCH_SHARE = 0.6
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Search hits above the relevance cut-off, and how many fell below it."""
+
+    hits: list[Any]
+    degraded: bool
+    below: int
+
+
+def search_ranked(
+    services: Services, query: str, limit: int = 20, *, scopes: list[str] | None = None,
+    tiers: list[str] | None = None, statuses: tuple[str, ...] = ("active",),
+    floor: float = SEARCH_FLOOR,
+) -> Ranked:  # fmt: skip
+    """Entries ranked by score (cosine × importance weight, plus a lexical share), without
+    those below the relevance floor. Lexical-only (degraded) scores are relative, so then
+    every word match stays."""
+    hits, degraded = services.memory.search(
+        query, limit, scopes=scopes, tiers=tiers, statuses=statuses
+    )
+    if degraded or not hits or floor <= 0:
+        return Ranked(hits, degraded, 0)
+    cut = max(floor, SEARCH_SHARE * hits[0].score)
+    kept = [h for h in hits if h.score >= cut]
+    return Ranked(kept, degraded, len(hits) - len(kept))
 
 
 def list_memory_topics(services: Services, scope: str | None = "global") -> list[dict[str, Any]]:

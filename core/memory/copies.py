@@ -11,7 +11,10 @@ A copy is:
 - a turn of a conversation window or an expert/sub-agent thread that contains the phrase or is
   an erased message, and a thread summary that contains it;
 - in traces, every string that contains the phrase or names an erased entry, and what recall
-  noted about an erased question (its `missing` words, the classifier's reasons).
+  noted about an erased question (its `missing` words, the classifier's reasons);
+- a recorded version of an erased entry, and an earlier version of another entry that
+  contains the phrase (core/memory/versions.py);
+- an undo-log row about an erased entry or proposal, or holding the phrase (core/undo/log.py).
 Files under ELORA_HOME are found by `core.memory.home_files`.
 """
 
@@ -95,6 +98,8 @@ class ErasePlan:
     threads: list[RowRewrite] = field(default_factory=list)
     traces: list[RowRewrite] = field(default_factory=list)
     links: list[RowRewrite] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)  # entry_versions ids
+    undo_actions: list[str] = field(default_factory=list)  # undo log ids
     files: list[FileCopy] = field(default_factory=list)
 
     @property
@@ -105,7 +110,8 @@ class ErasePlan:
     def is_empty(self) -> bool:
         """Nothing to erase anywhere."""
         return not (self.messages or self.entries or self.proposals or self.sessions
-                    or self.threads or self.traces or self.links
+                    or self.threads or self.traces or self.links or self.versions
+                    or self.undo_actions
                     or any(f.action != "left" for f in self.files))  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
@@ -126,6 +132,8 @@ class ErasePlan:
             "threads": [t.what for t in self.threads],
             "traces": len(self.traces),
             "link_notes": len(self.links),
+            "versions": len(self.versions),
+            "undo_actions": len(self.undo_actions),
             "files": [f.to_json() for f in self.files],
         }  # fmt: skip
 
@@ -194,7 +202,46 @@ def scan_database(conn: Connection, target: Target) -> ErasePlan:
         plan.sessions = _sessions(conn, target, documents)
         plan.threads = _threads(conn, target, erased)
     plan.traces = trace_copies(conn, target, erased, [e.memory_id for e in plan.entries])
+    uuids = {e.uuid for e in plan.entries}
+    plan.versions = _versions(conn, target, uuids)
+    plan.undo_actions = _undo_rows(conn, target, uuids, set(plan.proposals))
     return plan
+
+
+def _versions(conn: Connection, target: Target, erased_uuids: set[str]) -> list[int]:
+    """Versions of erased entries; and earlier versions of kept entries holding the phrase (a
+    kept entry's current version is the entry itself, which the forget keeps)."""
+    found = []
+    rows = run(
+        conn,
+        "SELECT v.id, v.entry_uuid, v.version, v.data, "
+        "(SELECT max(w.version) FROM entry_versions w WHERE w.entry_uuid = v.entry_uuid) "
+        "FROM entry_versions v",
+    )
+    for vid, uuid, version, data, newest in rows:
+        if uuid in erased_uuids or (
+            target.phrase is not None and version != newest and target.phrase.in_stored(data)
+        ):
+            found.append(vid)
+    return found
+
+
+def _undo_rows(
+    conn: Connection, target: Target, erased_uuids: set[str], proposals: set[str]
+) -> list[str]:
+    """Undo-log rows about an erased entry or proposal, or holding the phrase."""
+    found = []
+    for action_id, uuids, data in run(conn, "SELECT id, entry_uuids, data FROM undo_actions"):
+        named = set(loads(uuids, []) or [])
+        decided = {p.get("id") for p in (loads(data, {}) or {}).get("proposals", [])
+                   if isinstance(p, dict)}  # fmt: skip
+        if (
+            named & erased_uuids
+            or decided & proposals
+            or (target.phrase is not None and target.phrase.in_stored(data))
+        ):
+            found.append(action_id)
+    return found
 
 
 def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[str]]:

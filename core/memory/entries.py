@@ -13,6 +13,7 @@ from sqlmodel import col, func, select
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
+from core.memory import versions
 from core.memory.schema import IMPORTANCE_WEIGHT, STATUSES, EntryIn, text_key
 from core.recall.lexical import fts_query, normalise_bm25
 from core.storage import fulltext
@@ -20,6 +21,7 @@ from core.storage.db import run
 from core.storage.dialect import json_list_holds
 from core.storage.fulltext import Match
 from core.storage.models import EntryLink, MemoryEntry
+from core.undo.context import current_change
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -70,15 +72,18 @@ class MemoryStore:
         with self.db.session(write=True) as session:
             row = session.exec(select(MemoryEntry).where(MemoryEntry.uuid == uuid)).first()
             values = entry_in.model_dump()
+            created = row is None
             if row is None:
                 row = MemoryEntry(uuid=uuid, created_at=now, **values)
             else:
+                versions.keep_baseline(session, row)
                 for key, value in values.items():
                     setattr(row, key, value)
             row.vector_state = "pending"
             session.add(row)
             session.flush()
             session.refresh(row)
+            versions.record(session, row, created, now)
             session.expunge(row)
         self.index([row])
         return row
@@ -136,12 +141,14 @@ class MemoryStore:
         entry = self.require(memory_id)
         with self.db.session(write=True) as session:
             row = session.get(MemoryEntry, entry.rowid)
+            versions.keep_baseline(session, row)
             row.status = status
             for key, value in fields.items():
                 setattr(row, key, value)
             session.add(row)
             session.flush()
             session.refresh(row)
+            versions.record(session, row, False, self.services.clock.now())
             session.expunge(row)
         self.index([row])
         return row
@@ -280,16 +287,38 @@ class MemoryStore:
 
     def link(self, from_uuid: str, to_uuid: str, relation: str, note: str | None = None) -> None:
         """Record a typed relation between two entries."""
+        link = EntryLink(from_uuid=from_uuid, to_uuid=to_uuid, relation=relation, note=note,
+                         created_at=self.services.clock.now())  # fmt: skip
         with self.db.session(write=True) as session:
-            session.add(
-                EntryLink(
-                    from_uuid=from_uuid,
-                    to_uuid=to_uuid,
-                    relation=relation,
-                    note=note,
-                    created_at=self.services.clock.now(),
+            session.add(link)
+            session.flush()
+            change = current_change()
+            if change is not None:  # an undo of this action removes the link
+                change.links.append(link.id)
+
+    def unlink(self, link_ids: list[int]) -> None:
+        """Remove links by id (those an undone action made)."""
+        if link_ids:
+            with self.db.session(write=True) as session:
+                run(
+                    session.connection(),
+                    "DELETE FROM entry_links WHERE id = ?",
+                    [(i,) for i in link_ids],
                 )
-            )
+
+    def delete(self, uuid: str) -> bool:
+        """Remove an entry that should never have been written (an undone approval): the row,
+        its versions and links, its vector. Not a forget: nothing is tombstoned."""
+        with self.db.session(write=True) as session:
+            conn = session.connection()
+            gone = run(conn, "DELETE FROM memory_entries WHERE uuid = ?", (uuid,))
+            run(conn, "DELETE FROM entry_versions WHERE entry_uuid = ?", (uuid,))
+            run(conn, "DELETE FROM entry_links WHERE from_uuid = ? OR to_uuid = ?", (uuid, uuid))
+        try:
+            self.services.vectors.delete("memory", [uuid])
+        except EloraError as exc:  # no text in it; `elora reindex` drops the stray vector
+            log.warning("vector of removed entry %s not deleted: %s", uuid, exc)
+        return gone.rowcount > 0
 
     # -- search ----------------------------------------------------------------------------
 

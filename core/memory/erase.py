@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,8 +69,10 @@ def erase(
     phrase: str | None = None,
     memory_id: str | None = None,
     with_sources: bool = False,
+    keep: Callable[[Connection, ErasePlan], None] | None = None,
 ) -> EraseReport:
-    """Find every copy again inside one write transaction and erase it from every store."""
+    """Find every copy again inside one write transaction and erase it from every store.
+    `keep(conn, plan)` sees the rows before they go (an undo held in memory, never on disk)."""
     target = resolve_target(services, phrase=phrase, memory_id=memory_id, with_sources=with_sources)
     # What waits in the spool goes into the database first, so the one scan below finds every
     # copy: a replay racing the erase (any write pokes it) would bring a copy back afterwards.
@@ -79,6 +82,8 @@ def erase(
     with services.db.session(write=True) as session:
         conn = session.connection()
         plan = scan_database(conn, target)
+        if keep is not None:
+            keep(conn, plan)
         removed, rewritten, dropped = _erase_messages(conn, plan)
         buried = _entry_texts(conn, plan)
         _erase_rows(conn, plan)
@@ -177,7 +182,7 @@ def _entry_texts(conn: Connection, plan: ErasePlan) -> list[str]:
 
 
 def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
-    """Entries (with their links), proposals and session chunks."""
+    """Entries (with their links), proposals, session chunks, versions and undo rows."""
     uuids = [(e.uuid,) for e in plan.entries]
     if uuids:
         run(conn, "DELETE FROM memory_entries WHERE uuid = ?", uuids)
@@ -194,6 +199,12 @@ def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
     chunk_ids = [(c,) for s in plan.sessions for c in s.chunk_ids]
     if chunk_ids:
         run(conn, "DELETE FROM session_chunks WHERE id = ?", chunk_ids)
+    if plan.versions:
+        run(conn, "DELETE FROM entry_versions WHERE id = ?",
+            [(v,) for v in plan.versions])  # fmt: skip
+    if plan.undo_actions:
+        run(conn, "DELETE FROM undo_actions WHERE id = ?",
+            [(a,) for a in plan.undo_actions])  # fmt: skip
 
 
 def _rewrite_rows(conn: Connection, plan: ErasePlan) -> None:

@@ -26,10 +26,13 @@ from sqlmodel import col, select
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
+from core.memory import versions
 from core.memory.entries import MemoryStore
 from core.storage.db import from_db_time, run, run_many
 from core.storage.dialect import json_field, json_strings
 from core.storage.models import MemoryEntry
+from core.undo.context import labelled
+from core.undo.log import undoable
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -224,14 +227,17 @@ def fade_due(services: Services) -> dict[str, Any]:
             if row.status != "active":  # changed meanwhile (forgotten, superseded)
                 continue
             reason = due[row.memory_id].reason()
+            versions.keep_baseline(session, row)
             row.attributes = {**row.attributes, "faded_at": now.isoformat(), "fade_reason": reason}
             row.status, row.vector_state = "faded", "pending"
             session.add(row)
             rows.append(row)
         session.flush()
-        for row in rows:
-            session.refresh(row)
-            session.expunge(row)
+        with labelled("fade"):  # in the entry's history, and no undo spans it unseen
+            for row in rows:
+                session.refresh(row)
+                versions.record(session, row, False, now)
+                session.expunge(row)
     _refresh_vectors(services, rows)
     faded = sorted(r.memory_id for r in rows)
     return {
@@ -274,7 +280,8 @@ def restore(services: Services, memory_id: str) -> MemoryEntry:
     attributes = {k: v for k, v in entry.attributes.items() if k not in ("faded_at", "fade_reason")}
     attributes["restored_at"] = services.clock.now().isoformat()
     attributes["restores"] = int(entry.attributes.get("restores", 0)) + 1
-    return services.memory.set_status(memory_id, "active", attributes=attributes)
+    with undoable(services, "unfade", memory_id), labelled("unfade"):
+        return services.memory.set_status(memory_id, "active", attributes=attributes)
 
 
 def figures(services: Services) -> dict[str, Any]:

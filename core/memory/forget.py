@@ -23,9 +23,12 @@ ForgetReport = EraseReport
 __all__ = ["ForgetReport", "forget_entry", "forget_matching", "preview", "source_capture_ids"]
 
 
-def forget_entry(services: Services, memory_id: str, with_sources: bool = False) -> EraseReport:
-    """Erase one entry (and optionally its messages) from every store; log ids only."""
-    return erase(services, memory_id=memory_id, with_sources=with_sources)
+def forget_entry(
+    services: Services, memory_id: str, with_sources: bool = False, keep=None
+) -> EraseReport:
+    """Erase one entry (and optionally its messages) from every store; log ids only. `keep`:
+    see core.memory.erase.erase (core.memory.unforget holds an undo with it)."""
+    return erase(services, memory_id=memory_id, with_sources=with_sources, keep=keep)
 
 
 def forget_matching(services: Services, phrase: str) -> EraseReport:

@@ -1,7 +1,8 @@
 """The Markdown mirror: a private, readable snapshot of the canon (Obsidian-friendly).
 
 `export_markdown` never modifies the database. `import_markdown` turns edits made in the
-mirror into proposals, never into direct writes.
+mirror into proposals, never into direct writes; a file the operator deleted becomes a proposal
+to forget its entry.
 """
 
 from __future__ import annotations
@@ -247,8 +248,56 @@ def import_markdown(services: Services, directory: Path) -> dict[str, Any]:
             proposals.append(_propose_edit(services, candidate, current))
         except Forgotten:  # a file of a forgotten entry (an old copy of the mirror)
             forgotten += 1
+    deleted = [_propose_forget(services, e) for e in _deleted_files(services, directory)]
     return {"proposals": proposals, "unchanged": unchanged, "errors": errors,
-            "forgotten": forgotten}  # fmt: skip
+            "forgotten": forgotten, "forget_proposals": deleted}  # fmt: skip
+
+
+def _deleted_files(services: Services, directory: Path) -> list[MemoryEntry]:
+    """Entries the manifest lists whose file the operator deleted (and that still exist)."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        listed = manifest.get("entries") or {}
+    except (OSError, ValueError, AttributeError):
+        return []  # no manifest to compare with: a deletion cannot be told from a new mirror
+    found = []
+    for memory_id, item in listed.items():
+        path = item.get("path") if isinstance(item, dict) else None
+        if not path or (directory / path).exists():
+            continue
+        entry = services.memory.get(str(memory_id))
+        if entry is not None:
+            found.append(entry)
+    return found
+
+
+def _propose_forget(services: Services, entry: MemoryEntry) -> str:
+    """A proposal to forget an entry whose mirror file was deleted: approving it forgets the
+    entry through the one forget path (core.learning.review); once only while it is open."""
+    with services.db.session() as session:
+        known = session.exec(
+            select(Proposal.id).where(
+                Proposal.memory_id == entry.memory_id,
+                Proposal.conflict_relation == "forget",
+                col(Proposal.status).in_(("pending", "recommended")),
+            )
+        ).first()
+    if known is not None:
+        return known
+    proposal = services.proposals.create(
+        text=entry.canonical_text,
+        kind=entry.kind,
+        tier=entry.tier,
+        candidate={"action": "forget", "memory_id": entry.memory_id},
+        authority="operator",
+        origin="markdown",
+        memory_id=entry.memory_id,
+        status="pending",
+        reasons=["its file was deleted from the Markdown mirror: approving forgets this memory"],
+        conflict_uuid=entry.uuid,
+        conflict_relation="forget",
+    )
+    return proposal.id
 
 
 def _one_line(exc: ValueError) -> str:

@@ -103,6 +103,16 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
         )
 
 
+def bury_digests(services: Services, digests: Iterable[str]) -> None:
+    """Put back tombstones by their digests (an undone remember had lifted them)."""
+    now = db_time(services.clock.now())
+    for d in digests:
+        services.db.execute(
+            "INSERT INTO tombstones (digest, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (d, now),
+        )
+
+
 def is_buried(services: Services, text: str) -> bool:
     """Whether the operator forgot this text."""
     if not normalise(text):

@@ -103,6 +103,7 @@ class Database:
         self._holder = None  # the pooled connection record holding the writer turn
         self._writer_thread: int | None = None
         self._replay_hooks: list[Callable[[], None]] = []
+        self._opening = False
 
     @property
     def dialect(self) -> str:
@@ -217,11 +218,17 @@ class Database:
 
     def _migrated(self, engine: Engine) -> Engine:
         try:
+            # Opening the store is not news that the database is writable again: hooks (the
+            # spool replay) wait for a write of the process's own work, so a read-only
+            # command (doctor, a forget preview) never races a replay it did not ask for.
+            self._opening = True
             with engine.connect() as conn:
                 migrate(conn)
         except OperationalError as exc:
             engine.dispose()
             raise StorageUnavailable(f"database {self.safe_url}: {exc.orig}") from exc
+        finally:
+            self._opening = False
         return engine
 
     # -- the writer turn ------------------------------------------------------------------
@@ -287,6 +294,8 @@ class Database:
         self._replay_hooks.append(hook)
 
     def _after_write(self) -> None:
+        if self._opening:
+            return
         for hook in self._replay_hooks:
             try:
                 hook()

@@ -436,6 +436,46 @@ CREATE TABLE entry_recalls (
     )
 
 
+@migration(16, "entry versions and the undo log")
+def m016_versions_undo(conn: Connection) -> None:
+    # entry_versions: every state an entry was written in (who, which surface, which change),
+    # so `elora history` lists them and `elora restore --version N` brings one back. They are
+    # copies of the entry's text: forgetting the entry erases them (core/memory/copies.py).
+    # undo_actions: approvals, edits, remembers and restores that can be undone until
+    # expires_at; `data` says how (versions before/after, links made, the proposal's state).
+    # A forget's row names the entry's uuid only: its undo is held in one process's memory.
+    _run(
+        conn,
+        """
+CREATE TABLE entry_versions (
+    id INTEGER PRIMARY KEY,
+    entry_uuid TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    change TEXT NOT NULL,
+    surface TEXT NOT NULL DEFAULT 'system',
+    actor TEXT,
+    data JSON NOT NULL DEFAULT '{}',
+    created_at DATETIME NOT NULL,
+    UNIQUE (entry_uuid, version)
+);
+CREATE TABLE undo_actions (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    surface TEXT NOT NULL DEFAULT 'system',
+    actor TEXT,
+    entry_uuids JSON NOT NULL DEFAULT '[]',
+    data JSON NOT NULL DEFAULT '{}',
+    created_at DATETIME NOT NULL,
+    expires_at DATETIME NOT NULL,
+    undone_at DATETIME
+);
+CREATE INDEX ix_undo_actions_created ON undo_actions (created_at);
+""",
+    )
+
+
 @migration(17, "workers: the durable update queue and job claims")
 def m017_workers(conn: Connection) -> None:
     # Several bot workers on one PostgreSQL (core/workers): received updates wait in `updates`

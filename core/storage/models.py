@@ -241,6 +241,37 @@ class Tombstone(SQLModel, table=True):
     created_at: NaiveDatetime
 
 
+class EntryVersion(SQLModel, table=True):
+    """One state an entry was written in: its fields, the change, who and which surface."""
+
+    __tablename__ = "entry_versions"
+    id: int | None = Field(default=None, primary_key=True)
+    entry_uuid: str
+    version: int
+    change: str  # create | approve | edit | confirm | superseded | restore | undo | ...
+    surface: str = "system"
+    actor: str | None = None
+    data: dict = _json(dict)
+    created_at: NaiveDatetime
+
+
+class UndoAction(SQLModel, table=True):
+    """An action that can be undone until expires_at (what to undo is in `data`)."""
+
+    __tablename__ = "undo_actions"
+    rowid: int | None = Field(default=None, primary_key=True)
+    id: str = Field(unique=True)
+    kind: str  # approve | remember | restore | forget
+    target: str  # a proposal id, a memory_id, or (forget) an entry uuid
+    surface: str = "system"
+    actor: str | None = None
+    entry_uuids: list = _json()
+    data: dict = _json(dict)
+    created_at: NaiveDatetime
+    expires_at: NaiveDatetime
+    undone_at: NaiveDatetime | None = None
+
+
 class LearnedCapture(SQLModel, table=True):
     """A capture `elora learn` already ran extraction over (so reruns resume)."""
 

@@ -78,7 +78,7 @@ async def test_forget_by_id_asks_for_confirmation_then_forgets(bot, services):
     assert (yes[0], cancel[0]) == (FR["yes_forget"], FR["cancel"])
     assert services.memory.get(entry.memory_id) is not None  # nothing happens before "yes"
     edit = await bot.press(prompt, yes[1])
-    assert edit["text"] == FR["forgotten"].format(id=entry.memory_id)
+    assert edit["text"] == FR["forgotten_undo"].format(id=entry.memory_id, n=30)
     assert services.memory.get(entry.memory_id) is None
 
 
@@ -94,7 +94,7 @@ async def test_forget_by_words_offers_matches_then_confirms(bot, services):
     assert target.memory_id in confirm["text"]
     yes = updates.buttons(confirm)[0][1]
     done = await bot.press(picks, yes)
-    assert done["text"] == FR["forgotten"].format(id=target.memory_id)
+    assert done["text"] == FR["forgotten_undo"].format(id=target.memory_id, n=30)
     assert services.memory.get(target.memory_id) is None
     assert services.memory.get(keep.memory_id) is not None
 
@@ -119,7 +119,7 @@ async def test_an_older_forget_prompt_still_forgets_the_memory_it_showed(bot, se
 
     assert services.memory.get(second.memory_id) is not None
     assert services.memory.get(first.memory_id) is None
-    assert edit["text"] == FR["forgotten"].format(id=first.memory_id)
+    assert edit["text"] == FR["forgotten_undo"].format(id=first.memory_id, n=30)
 
 
 async def test_forget_finding_nothing_says_so(bot, services):

@@ -214,7 +214,7 @@ def test_ask_with_a_file_sends_the_register_not_the_file(bot_env, llm, tmp_path,
     assert code == 0
     assert capsys.readouterr().out.strip() == "Trois ans."
     shown = request_text(answers(llm)[-1])
-    assert re.search(r'source_id "Uoperator_Ccli_T\d+" · "bail\.md" · \d+ bytes', shown)
+    assert re.search(r'source_id "Uoperator_Cask-[0-9a-f]{8}_T\d+" · "bail\.md" · \d+ bytes', shown)
     assert SUMMARY in shown
     assert "Combien dure le bail ?" in shown
     assert sum(section in shown for section in SECTIONS) < len(SECTIONS)

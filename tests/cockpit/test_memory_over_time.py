@@ -78,8 +78,13 @@ async def test_u_restores_a_faded_entry_and_only_a_faded_one(services, cockpit, 
         await settle(pilot)
 
         assert services.memory.require("event.old").status == "active"
-        assert "restored event.old" in notifications(app)
+        assert "restored event.old · z undoes it (30 min)" in notifications(app)
         assert _keys(app) == []
+
+        await pilot.press("z")  # the restore is undone: faded again
+        await settle(pilot)
+        assert services.memory.require("event.old").status == "faded"
+        assert _keys(app) == ["event.old"]
 
 
 async def test_a_promoted_entry_shows_its_roots_and_each_root_what_it_became(services, cockpit):

@@ -16,10 +16,16 @@ import os
 from pathlib import Path
 
 from tests.cockpit import test_memory, test_proposals, test_traces
-from tests.cockpit.support import settle, svg_lines
+from tests.cockpit.support import screen_lines, settle, svg_lines, wait_until
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("COCKPIT_UPDATE_SNAPSHOTS") == "1"
+
+
+async def footer_shown(pilot) -> None:
+    """Wait for the footer's keys: at 80 columns a resize recomposes the footer (compact), which
+    can still be under way when the workers are done."""
+    await wait_until(pilot, lambda: "Quit" in screen_lines(pilot.app)[-1], what="the footer")
 
 
 def assert_snapshot(app, name: str, tmp_path: Path) -> None:
@@ -62,6 +68,7 @@ async def test_snapshot_proposals_at_80x24(services, cockpit, tmp_path):
     app = cockpit()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
+        await footer_shown(pilot)
         assert_snapshot(app, "proposals_80x24", tmp_path)
 
 

@@ -46,9 +46,9 @@ async def test_recent_requests_with_classification_models_escalations_latency_co
 
         assert table_keys(table) == ["t-fail", "t-esc", "t-old"]  # newest first
         assert table.get_row("t-esc") == [
-            "03-14 08:30", "cockpit", "question-about-past", "LITE→FLASH", "1", "1500", "0.01000"
+            "03-14 08:30", "cockpit", "question-about-past", "LITE→FLASH", "1500", "0.01000"
         ]  # fmt: skip
-        assert table.get_row("t-fail")[3:] == ["-", "0", "30000", "?"]
+        assert table.get_row("t-fail")[3:] == ["-", "30000", "?"]
 
 
 async def test_the_highlighted_trace_is_detailed(services, clock, cockpit):
@@ -84,3 +84,16 @@ async def test_sparklines_plot_requests_and_spend_per_day(services, clock, cockp
     assert spend[-3:] == [0.001, 0.0, 0.01]
     assert "requests / day (14 d): 3 in all" in text
     assert "spend / day (14 d): $0.0110 in all" in text
+
+
+async def test_models_are_the_escalation_path_not_every_call(services, clock, cockpit):
+    # The gate started at FLASH; the classifier's and learning's LITE calls are no escalation.
+    services.traces.record(id="t-gate", surface="telegram", chat_id="42", cost=0.0092,
+                           models=[CALLS[0], CALLS[1], CALLS[0]], pack={"start_tier": "FLASH"},
+                           classification={"intent": "task"})  # fmt: skip
+    app = cockpit()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4")
+        await settle(pilot)
+
+        assert app.screen.query_one(DataTable).get_row("t-gate")[3:] == ["FLASH", "0", "0.00920"]

@@ -203,7 +203,8 @@ def test_an_unedited_mirror_imports_as_unchanged(memory, tmp_path, capsys):
     assert main(["import-markdown", str(out), "--json"]) == 0
 
     outcome = json.loads(capsys.readouterr().out)
-    assert outcome == {"proposals": [], "unchanged": 4, "errors": [], "forgotten": 0}
+    assert outcome == {"proposals": [], "unchanged": 4, "errors": [], "forgotten": 0,
+                       "forget_proposals": []}  # fmt: skip
 
 
 def test_a_broken_file_is_reported_and_the_rest_still_imports(memory, tmp_path, capsys):
@@ -252,3 +253,41 @@ def test_parse_entry_file_reads_front_matter_and_canonical_text(memory, tmp_path
     assert data["canonical_text"] == "Camille lives in Paris"
     assert data["status"] == "superseded"
     assert datetime.fromisoformat(data["valid_to"]) == NOW
+
+
+def test_a_file_deleted_from_the_mirror_becomes_a_proposal_to_forget(memory, tmp_path, capsys):
+    out = tmp_path / "mirror"
+    export(out)
+    (out / "entries/global/personalized/active/pref.reply-length.md").unlink()
+
+    assert main(["import-markdown", str(out)]) == 0
+    assert "1 proposal(s) to forget (files deleted)" in capsys.readouterr().out
+    assert main(["import-markdown", str(out), "--json"]) == 0  # again: the same one proposal
+    [filed] = json.loads(capsys.readouterr().out)["forget_proposals"]
+    [proposal] = memory.proposals.list()
+    assert proposal.id == filed and proposal.conflict_relation == "forget"
+    assert proposal.memory_id == "pref.reply-length" and proposal.status == "pending"
+    assert memory.memory.get("pref.reply-length") is not None  # nothing happens before approval
+
+    assert main(["proposals", "approve", proposal.id]) == 0
+
+    assert "approved: forgot pref.reply-length" in capsys.readouterr().out
+    assert memory.memory.get("pref.reply-length") is None
+    assert memory.proposals.list(None) == []  # the proposal, a copy of its text, went too
+    assert memory.db.rows("SELECT count(*) FROM forget_log") == [(1,)]
+    assert main(["import-markdown", str(out), "--json"]) == 0  # the manifest no longer lists it
+    assert json.loads(capsys.readouterr().out)["forget_proposals"] == []
+
+
+def test_a_proposal_to_forget_can_be_rejected_and_cannot_be_edited(memory, tmp_path, capsys):
+    out = tmp_path / "mirror"
+    export(out)
+    (out / "entries/global/personalized/active/pref.reply-length.md").unlink()
+    main(["import-markdown", str(out)])
+    [proposal] = memory.proposals.list()
+
+    assert main(["proposals", "approve", proposal.id, "--edit", "something else"]) == 1
+    assert "cannot be edited" in capsys.readouterr().err
+    review.reject(memory, proposal.id)
+
+    assert memory.memory.get("pref.reply-length") is not None

@@ -10,7 +10,12 @@ HELP = "ask one question (capture, recall, answer, trace); --json adds the trace
 
 def configure(parser) -> None:
     parser.add_argument("text", help="your message")
-    parser.add_argument("--chat", dest="chat_id", default="cli", help="conversation id")
+    parser.add_argument(
+        "--chat",
+        dest="chat_id",
+        help="continue this conversation (default: a new one for each question; --json "
+        "prints its id)",
+    )
     parser.add_argument("--file", help="a text, Markdown or PDF file to ask about")
     parser.add_argument("--json", action="store_true", help="print the answer and its trace")
 
@@ -19,14 +24,18 @@ def run(args) -> int:
     import asyncio
 
     from core.cli.context import print_json, services
+    from core.ids import new_id
 
+    # One-shot: a fresh conversation each time (no window carried over from earlier asks),
+    # unless the operator names one to continue.
+    args.chat_id = args.chat_id or f"ask-{new_id()[:8]}"
     svc = services()
     try:
         reply = asyncio.run(_ask(svc, args))
     finally:
         svc.close()
     if args.json:
-        print_json(reply.summary())
+        print_json({**reply.summary(), "chat_id": args.chat_id})
     else:
         print(reply.text)
     if reply.spooled:

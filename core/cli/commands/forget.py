@@ -12,6 +12,11 @@ WHOLE_MESSAGES = (
     "with its chunks, vectors and conversation turns."
 )
 MAX_DATES = 8
+NO_UNDO = (
+    "`elora forget` keeps no undo: it would live only in the memory of this one-shot process, "
+    "never on disk. (Forgetting a memory in the cockpit or the bot can be undone there for "
+    "ELORA_UNDO_MINUTES; a forget that erases messages cannot be undone anywhere.)"
+)
 
 
 def configure(parser) -> None:
@@ -76,6 +81,7 @@ def _confirm(plan, args) -> int | None:
         print("elora: refusing to forget without confirmation; pass --yes", file=sys.stderr)
         return 2
     print("\n".join(describe(plan)))
+    print(NO_UNDO)
     what = args.memory_id or "every copy listed above"
     answer = input(f"Forget {what}? This cannot be undone. [y/N] ")
     if answer.strip().lower() not in ("y", "yes", "o", "oui"):
@@ -118,6 +124,10 @@ def describe(plan) -> list[str]:
         lines.append(f"  text in {len(plan.traces)} trace(s) (their costs and timings stay)")
     if plan.links:
         lines.append(f"  {len(plan.links)} link note(s)")
+    if plan.versions:
+        lines.append(f"  {len(plan.versions)} recorded version(s) of memories")
+    if plan.undo_actions:
+        lines.append(f"  {len(plan.undo_actions)} undo record(s)")
     for f in plan.files:
         if f.action != "left":
             lines.append(f"  file {f.relative}: {f.action} ({f.what})")

@@ -26,8 +26,10 @@ def run(args) -> int:
     if args.json:
         print_json(outcome)
     else:
+        deleted = outcome["forget_proposals"]
         print(
             f"{len(outcome['proposals'])} proposal(s) from edits, {outcome['unchanged']} unchanged"
+            + (f", {len(deleted)} proposal(s) to forget (files deleted)" if deleted else "")
             + (
                 f", {outcome['forgotten']} forgotten (not re-proposed)"
                 if outcome["forgotten"]

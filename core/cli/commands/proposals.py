@@ -44,21 +44,27 @@ def proposal_json(p) -> dict:
 
 
 def run(args) -> int:
+    from core.cli.commands.undo import FORGET_NOTE, hint
     from core.cli.context import print_json, services
     from core.learning import review
+    from core.undo.context import acting
 
     svc = services()
     try:
         if args.action == "approve":
-            if args.recommended:
-                entries = review.approve_recommended(svc)
-                print(f"approved {len(entries)} recommended proposal(s)")
+            with acting("cli") as who:
+                if args.recommended:
+                    entries = review.approve_recommended(svc)
+                    print(f"approved {len(entries)} recommended proposal(s){hint(who)}")
+                    return 0
+                if not args.id:
+                    print("elora: give a proposal id or --recommended")
+                    return 2
+                entry = review.approve(svc, args.id, edit=args.edit)
+            if entry.status == "forgotten":
+                print(f"approved: forgot {entry.memory_id}. {FORGET_NOTE}")
                 return 0
-            if not args.id:
-                print("elora: give a proposal id or --recommended")
-                return 2
-            entry = review.approve(svc, args.id, edit=args.edit)
-            print(f"approved → {entry.memory_id} ({entry.tier}/{entry.kind})")
+            print(f"approved → {entry.memory_id} ({entry.tier}/{entry.kind}){hint(who)}")
             return 0
         if args.action == "reject":
             p = review.reject(svc, args.id, note=args.note)

@@ -31,30 +31,34 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core.cli.commands.undo import hint
     from core.cli.context import print_json, services
     from core.memory.api import entry_json, remember_or_confirm
+    from core.undo.context import acting
 
     svc = services()
     try:
-        kept = remember_or_confirm(
-            svc,
-            args.text,
-            kind=args.kind,
-            tier=args.tier,
-            importance=args.importance,
-            topics=args.topics,
-            scope=args.scope,
-            memory_id=args.memory_id,
-        )
+        with acting("cli") as who:
+            kept = remember_or_confirm(
+                svc,
+                args.text,
+                kind=args.kind,
+                tier=args.tier,
+                importance=args.importance,
+                topics=args.topics,
+                scope=args.scope,
+                memory_id=args.memory_id,
+            )
     finally:
         svc.close()
     entry = kept.entry
     if args.json:
-        print_json({**entry_json(entry), "confirmed": kept.confirmed})
+        print_json({**entry_json(entry), "confirmed": kept.confirmed,
+                    "action_id": who.last_action})  # fmt: skip
     elif kept.confirmed:
-        print(f"already remembered — confirmed {entry.memory_id} (said {entry.observations} times)")
+        print(f"already remembered — confirmed {entry.memory_id} "
+              f"(said {entry.observations} times){hint(who)}")  # fmt: skip
     else:
-        print(
-            f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, importance {entry.importance})"
-        )
+        print(f"remembered {entry.memory_id} ({entry.tier}/{entry.kind}, "
+              f"importance {entry.importance}){hint(who)}")  # fmt: skip
     return 0

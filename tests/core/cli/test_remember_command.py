@@ -1,6 +1,7 @@
 """`elora remember` of something already kept says so and confirms the one entry."""
 
 import json
+import re
 
 from core.cli.main import main
 
@@ -24,8 +25,10 @@ def test_remembering_the_same_sentence_five_times_confirms_one_entry(home, capsy
     for n in range(2, 6):
         code, out = run(capsys, "remember", sentence, "--kind", "preference")
         assert code == 0
-        assert out.strip() == (
-            f"already remembered — confirmed pref.camille-aime-pas-coriandre (said {n} times)"
+        assert re.fullmatch(
+            rf"already remembered — confirmed pref\.camille-aime-pas-coriandre \(said {n} times\)"
+            r" \(undo with `elora undo [0-9a-f]{8}`\)",
+            out.strip(),
         )
         touched.append(listed(capsys)[0]["last_touched"])
 

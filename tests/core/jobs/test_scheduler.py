@@ -15,7 +15,7 @@ from core.jobs.scheduler import _safe, start_scheduler
 from core.services import Services
 from tests.core.learning.support import FixedClock, entry
 
-EXPECTED = {"replay-spool", "index-pending", "purge-ephemeral", "promotion", "reflexion",
+EXPECTED = {"replay-spool", "index-pending", "purge-ephemeral", "purge-undo", "promotion", "reflexion",
             "profile-staleness", "markdown-export"}  # fmt: skip
 
 

@@ -30,6 +30,23 @@ def test_ask_prints_just_the_answer_without_json(llm, capsys):
     assert (code, capsys.readouterr().out) == (0, "Paris.\n")
 
 
+def test_each_ask_starts_a_new_conversation_unless_told_which(llm, capsys):
+    llm.enqueue("fake-lite", "Noted.", "I don't know.", "Noted.", "Tuesday.")
+
+    main(["ask", "My flight to Oslo leaves on Tuesday, ok?", "--json"])
+    first = json.loads(capsys.readouterr().out)["chat_id"]
+    main(["ask", "When does my flight leave?"])
+    main(["ask", "My flight to Oslo leaves on Tuesday, ok?", "--chat", "trip"])
+    main(["ask", "When does my flight leave?", "--chat", "trip"])
+
+    fresh, continued = llm.requests_for("fake-lite")[1], llm.requests_for("fake-lite")[3]
+    assert first.startswith("ask-")
+    assert "My flight to Oslo leaves on Tuesday, ok?" not in [
+        m["content"] for m in fresh["messages"]]  # fmt: skip
+    assert "My flight to Oslo leaves on Tuesday, ok?" in [
+        m["content"] for m in continued["messages"]]  # fmt: skip
+
+
 def test_ask_without_a_model_explains_and_fails(llm, monkeypatch, capsys):
     for tier in ("LITE", "FLASH", "PRO"):
         monkeypatch.delenv(f"ELORA_MODEL_{tier}")

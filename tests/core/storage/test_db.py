@@ -102,3 +102,20 @@ def test_a_deferred_transaction_that_reads_then_writes_is_refused_in_tests(db):
         conn = session.connection()
         conn.exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
         conn.exec_driver_sql("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+
+
+def test_opening_a_database_is_not_a_write_for_the_after_write_hooks(tmp_path):
+    # Every process migrates when it opens the store; a read-only command (doctor, a forget
+    # preview) must not start a spool replay that races what it reads.
+    database = Database(f"sqlite:///{tmp_path / 'elora.db'}")
+    writes = []
+    database.on_write(lambda: writes.append("hook"))
+    try:
+        with database.session() as session:  # opens (creates and migrates) the file
+            session.connection().exec_driver_sql("SELECT count(*) FROM meta").scalar_one()
+        assert writes == []
+        with database.session(write=True) as session:
+            session.connection().exec_driver_sql("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+        assert writes == ["hook"]
+    finally:
+        database.close()
