@@ -153,7 +153,10 @@ def _select(conn: Connection, table: str, where: str, params: list) -> list[dict
         return []
     result = run(conn, f"SELECT * FROM {table} WHERE {where}", tuple(params))
     names = list(result.keys())
-    return [dict(zip(names, row, strict=True)) for row in result.all()]
+    # PostgreSQL's generated full-text column is the server's to compute again, never copied.
+    return [
+        {n: v for n, v in zip(names, row, strict=True) if n != "search"} for row in result.all()
+    ]
 
 
 def _marks(values: list) -> str:
@@ -212,7 +215,7 @@ def undo_forget(services: Services, action: Action) -> Undone:
         if e["uuid"] in taken or services.memory.get(e["memory_id"]) is not None:
             raise CannotUndo(f"a memory {e['memory_id']} was saved since; nothing was restored")
     since = services.db.rows(
-        "SELECT count(*) FROM forget_log WHERE matching = 1 AND id > ?", (held.logged,)
+        "SELECT count(*) FROM forget_log WHERE matching = ? AND id > ?", (True, held.logged)
     )[0][0]
     if since:  # it may have covered this memory's words: consent wins over the undo
         raise CannotUndo("a forget by phrase ran since this one; nothing was restored")
