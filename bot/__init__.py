@@ -1,1 +1,2 @@
-"""The Telegram surface (python-telegram-bot v22): a thin layer over core's pipeline."""
+"""The Telegram surface (python-telegram-bot v22): a thin layer over the core's front door
+(core.app)."""

@@ -33,6 +33,8 @@ from bot.handlers import (
 )
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from core import app as elora
+from core.app import workers
 from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
@@ -79,11 +81,9 @@ async def _post_init(app: Application) -> None:
         await app.bot.set_my_commands(commands_list, language_code=None if lang == "en" else lang)
     services = app.bot_data["services"]
     # Load the slow parts now rather than on the first message (off the event loop).
-    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(services.warm_up))
+    app.bot_data["warm_up"] = asyncio.ensure_future(run_blocking(elora.warm_up, services))
     if app.bot_data.get("scheduler_enabled", True):
-        from core.jobs.scheduler import start_scheduler
-
-        app.bot_data["scheduler"] = start_scheduler(services)
+        app.bot_data["scheduler"] = elora.start_scheduler(services)
 
 
 async def _post_shutdown(app: Application) -> None:
@@ -95,7 +95,7 @@ async def _post_shutdown(app: Application) -> None:
     if warm_up is not None:
         await asyncio.gather(warm_up, return_exceptions=True)
     # The last replies' chunks are embedded before the process goes (or stay pending).
-    await run_blocking(services.archive.indexer.wait_idle, SHUTDOWN_INDEXING)
+    await run_blocking(elora.finish_indexing, services, SHUTDOWN_INDEXING)
     services.close()
 
 
@@ -115,11 +115,10 @@ def build_application(
         .post_shutdown(_post_shutdown)
     )
     shared = None
-    if services.db.dialect == "postgresql":
+    if workers.shares_updates(services):
         from bot.workers import AnswerJournal, SharedProcessor, SharedUpdates
-        from core.workers.updates import UpdateQueue
 
-        queue = UpdateQueue(services)
+        queue = workers.update_queue(services)
         shared = SharedUpdates(queue, settings.telegram_concurrent_chats)
         processor = SharedProcessor(services, shared, settings.work_slots)
         builder = builder.update_queue(shared).concurrent_updates(processor)
@@ -149,7 +148,7 @@ def run(services) -> None:
     PostgreSQL, one worker among several (bot/workers.py: only the elected one polls)."""
     app = build_application(services)
     settings = services.settings
-    if services.db.dialect == "postgresql":
+    if workers.shares_updates(services):
         import asyncio
 
         from bot.workers import serve

@@ -17,6 +17,7 @@ from typing import Any
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
+from core import app as elora
 from core.errors import StorageUnavailable
 from core.offload import WorkSlots, run_blocking
 
@@ -85,9 +86,8 @@ class OrderedPerChat(BaseUpdateProcessor):
 
     async def _once(self, update: object, coroutine: Awaitable[Any]) -> None:
         update_id = update.update_id if isinstance(update, Update) else None
-        state = self.services.surfaces
         if update_id is not None and await run_blocking(
-            state.already_handled, "telegram", update_id
+            elora.already_handled, self.services, "telegram", update_id
         ):
             log.info("update %s already handled, skipped", update_id)
             coroutine.close()  # type: ignore[attr-defined]
@@ -95,6 +95,6 @@ class OrderedPerChat(BaseUpdateProcessor):
         await coroutine
         if update_id is not None:
             try:
-                await run_blocking(state.mark_handled, "telegram", update_id)
+                await run_blocking(elora.mark_handled, self.services, "telegram", update_id)
             except StorageUnavailable as exc:  # handled all the same; a redelivery may repeat it
                 log.warning("update %s not recorded as handled: %s", update_id, exc)

@@ -78,9 +78,9 @@ class Cockpit(App):
     async def _start_scheduler(self):
         # Jobs run on the background loop: they touch the database and the models, and an
         # AsyncIOScheduler runs its jobs on the loop it was started from.
-        from core.jobs.scheduler import start_scheduler
+        from core import app as elora
 
-        return start_scheduler(self.services)
+        return elora.start_scheduler(self.services)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -7,16 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from core.memory.schema import TIERS, EntryIn
+from core.memory.schema import EntryIn
+from core.memory.vocabulary import MEMORY_TIERS
 
 if TYPE_CHECKING:
     from core.services import Services
 
 STALE_DAYS = 90
-
-
-def _rows(services: Services, sql: str, params: tuple = ()) -> list[tuple]:
-    return services.db.rows(sql, params)
 
 
 def audit(services: Services) -> dict[str, Any]:
@@ -38,7 +35,7 @@ def audit(services: Services) -> dict[str, Any]:
             "compliant": 0,
             "stale": 0,
         }
-        for t in TIERS
+        for t in MEMORY_TIERS
     }
     offset = 0
     while True:
@@ -60,26 +57,13 @@ def audit(services: Services) -> dict[str, Any]:
         n = card["entries"]
         card["schema_compliance"] = round(card["compliant"] / n, 3) if n else None
         card["staleness"] = round(card["stale"] / card["active"], 3) if card["active"] else None
-    queue = dict(_rows(services, "SELECT status, count(*) FROM proposals GROUP BY status"))
-    oldest = _rows(
-        services,
-        "SELECT min(created_at) FROM proposals WHERE status IN ('pending', 'recommended')",
-    )[0][0]
-    week_ago = (now - timedelta(days=7)).strftime("%Y-%m-%d %H:%M:%S")
-    promoted = dict(
-        _rows(
-            services,
-            "SELECT status, count(*) FROM proposals WHERE origin = 'promotion' AND created_at >= ? "
-            "GROUP BY status",
-            (week_ago,),
-        )
-    )
+    queue = services.proposals.status_counts()
+    oldest = services.proposals.oldest_open()
+    promoted = services.proposals.status_counts(origin="promotion", since=now - timedelta(days=7))
     profile = services.profile.all()
-    from datetime import datetime
-
     oldest_days = None
     if oldest is not None:
-        oldest_days = round((now - datetime.fromisoformat(str(oldest))).total_seconds() / 86400, 1)
+        oldest_days = round((now - oldest).total_seconds() / 86400, 1)
     return {
         "generated_at": now.isoformat(),
         "tiers": tiers,

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import select
-
+from core import threads
 from core.errors import EloraError
 from core.recall.tokens import count_tokens
-from core.storage.models import Thread
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.memory.session import SessionMemory
+    from core.storage.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -28,28 +28,34 @@ def window_id(surface: str, chat_id: str) -> str:
 
 
 class ConversationWindow:
-    """Recent turns of one chat, with a summary of what was distilled away."""
+    """Recent turns of one chat, with a summary of what was distilled away (a row of
+    core.threads)."""
 
-    def __init__(self, services: Services, surface: str, chat_id: str, user_id: str | None = None):
-        self.services = services
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        session_memory: SessionMemory,
+        distillation_model: str,
+        surface: str,
+        chat_id: str,
+        user_id: str | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.session_memory = session_memory  # where distilled turns stay searchable
+        self.distillation_model = distillation_model
         self.surface = surface
         self.chat_id = str(chat_id)
         self.user_id = str(user_id) if user_id is not None else ""
         self.id = window_id(surface, self.chat_id)
 
-    def _load(self, session) -> Thread:
-        row = session.exec(select(Thread).where(Thread.id == self.id)).first()
-        if row is None:
-            now = self.services.clock.now()
-            row = Thread(id=self.id, kind="window", chat_id=self.chat_id, messages=[],
-                         created_at=now, updated_at=now)  # fmt: skip
-        return row
+    def _edit(self, change) -> None:
+        threads.edit(self.db, self.id, "window", self.chat_id, self.clock.now(), change)
 
     def load(self) -> tuple[list[dict[str, Any]], str | None]:
         """The turns (oldest first) and the summary of distilled turns, in one read."""
-        with self.services.db.session() as session:
-            row = self._load(session)
-            return list(row.messages), row.summary
+        return threads.turns_of(self.db, self.id)
 
     def turns(self) -> list[dict[str, Any]]:
         """The turns currently in the window, oldest first."""
@@ -65,24 +71,24 @@ class ConversationWindow:
 
     def extend(self, turns: list[tuple[str, str, str | None]]) -> None:
         """Add turns (role, content, capture id) in one write."""
-        now = self.services.clock.now()
-        with self.services.db.session(write=True) as session:
-            row = self._load(session)
+        at = self.clock.now().isoformat()
+
+        def add(row) -> None:
             row.messages = [
                 *row.messages,
-                *({"role": role, "content": content, "capture_id": capture_id,
-                   "at": now.isoformat()} for role, content, capture_id in turns),
+                *({"role": role, "content": content, "capture_id": capture_id, "at": at}
+                  for role, content, capture_id in turns),
             ]  # fmt: skip
-            row.updated_at = now
-            session.add(row)
+
+        self._edit(add)
 
     def reset(self) -> None:
         """Start over (e.g. /new): the window and its summary are cleared."""
-        with self.services.db.session(write=True) as session:
-            row = self._load(session)
+
+        def clear(row) -> None:
             row.messages, row.summary = [], None
-            row.updated_at = self.services.clock.now()
-            session.add(row)
+
+        self._edit(clear)
 
     def tokens(self) -> int:
         """Estimated tokens of the window and its summary."""
@@ -106,21 +112,18 @@ class ConversationWindow:
         older, newer = turns[:half], turns[half:]
         source = f"conversation:{self.chat_id}"
         raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
-        await run_blocking(
-            self.services.session_memory.save, self.user_id, self.chat_id, source, raw
-        )
+        await run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw)
         digest = await self._distil(older, model)
         await run_blocking(self._keep, newer, digest)
         log.info("window %s: %d turns distilled into session memory", self.id, len(older))
         return True
 
     def _keep(self, newer: list[dict[str, Any]], digest: str) -> None:
-        with self.services.db.session(write=True) as session:
-            row = self._load(session)
+        def keep(row) -> None:
             row.messages = newer
             row.summary = "\n".join(filter(None, [row.summary, digest]))
-            row.updated_at = self.services.clock.now()
-            session.add(row)
+
+        self._edit(keep)
 
     async def _distil(self, older: list[dict[str, Any]], model) -> str:
         if model is not None:
@@ -129,7 +132,7 @@ class ConversationWindow:
             prompt = render("distillation", turns=older, focus=None)
             try:
                 text = await model.complete_text(
-                    self.services.settings.model_distillation, [{"role": "user", "content": prompt}]
+                    self.distillation_model, [{"role": "user", "content": prompt}]
                 )
                 if text.strip():
                     return text.strip()

@@ -1,13 +1,15 @@
-"""`elora doctor`: check configuration, stores, embedder and spool; count what is stored."""
+"""Health: check configuration, stores, embedder and spool; count what is stored; sizes, jobs,
+capability profile and spend. `elora doctor` prints it, the cockpit's Health screen shows it."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from core.errors import EloraError
-from core.storage.db import run
+from core.storage.migrations import schema_version
 
 
 @dataclass
@@ -28,6 +30,11 @@ class Report:
     embedder: dict[str, Any] = field(default_factory=dict)
     spool_backlog: int = 0
     vectors: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, int | None] = field(default_factory=dict)  # bytes on disk
+    jobs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # last run of each
+    profile: list[dict[str, Any]] = field(default_factory=list)
+    spend: dict[str, float | None] = field(default_factory=dict)  # today, cap
+    probed: bool = True  # the embedder and the vector store were checked
 
     @property
     def ok(self) -> bool:
@@ -43,47 +50,68 @@ class Report:
             "embedder": self.embedder,
             "spool_backlog": self.spool_backlog,
             "vectors": self.vectors,
+            "sizes": self.sizes,
+            "jobs": self.jobs,
+            "profile": self.profile,
+            "spend": self.spend,
         }
 
 
-def _count(services, table: str) -> int:
-    with services.db.session() as session:
-        return run(session.connection(), f"SELECT count(*) FROM {table}").scalar_one()
+def run_checks(services, probe: bool = True) -> Report:
+    """Run every check; each is isolated, and a failing one is reported, never raised.
 
-
-def run_checks(services) -> Report:
-    """Run every check; each is isolated, and a failing one is reported, never raised."""
-    report = Report()
+    `probe` False leaves out the costly checks (an embedding, a walk over the vector store):
+    the cockpit reloads the rest every few seconds and probes when asked.
+    """
+    report = Report(probed=probe)
     settings = services.settings
     report.checks.append(
         Check("config", True, f"home={settings.home} embedder={settings.embedder}")
     )
-    for name, check in (
-        ("database", _database),
-        ("spool", _spool),
-        ("embedder", _embedder),
-        ("vectors", _vectors),
-    ):
+    checks = [("database", _database), ("spool", _spool), ("activity", _activity)]
+    if probe:
+        checks += [("embedder", _embedder), ("vectors", _vectors)]
+    for name, check in checks:
         try:
-            report.checks.append(check(services, report))
+            found = check(services, report)
         except Exception as exc:  # the doctor reports what is broken; it must not break
-            report.checks.append(Check(name, False, f"{type(exc).__name__}: {exc}"))
+            found = Check(name, False, f"{type(exc).__name__}: {exc}")
+        if found is not None:
+            report.checks.append(found)
     return report
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def _activity(services, report: Report) -> None:
+    """What the operator watches beside the checks: jobs, profile, spend (not checks)."""
+    from core.jobs.registry import JOBS, last_runs
+
+    runs = last_runs(services)
+    report.jobs = {name: runs.get(name) for name in JOBS}
+    report.profile = services.profile.all()
+    report.spend = {
+        "today": services.traces.spent_today(),
+        "cap": services.settings.daily_spend_cap,
+    }
 
 
 def _database(services, report: Report) -> Check:
     try:
         counts = services.archive.counts()
-        counts["entries"] = _count(services, "memory_entries")
-        counts["proposals"] = _count(services, "proposals")
-        counts["proposals_pending"] = _count(
-            services, "proposals WHERE status IN ('pending', 'recommended')"
-        )
+        counts["entries"] = services.memory.count()
+        counts["proposals"] = services.proposals.count(statuses=None)
+        counts["proposals_pending"] = services.proposals.count()
         report.counts.update(counts)
-        with services.db.session() as session:
-            version = run(
-                session.connection(), "SELECT max(version) FROM schema_migrations"
-            ).scalar_one()
+        version = schema_version(services.db)
+        path = services.db.path
+        report.sizes["database"] = (
+            sum(_size(Path(f"{path}{suffix}")) for suffix in ("", "-wal")) if path else 0
+        )
     except EloraError as exc:
         return Check("database", False, str(exc))
     return Check("database", True, f"{services.db.safe_url} (schema v{version})")
@@ -119,6 +147,7 @@ def _embedder(services, report: Report) -> Check:
 
 def _vectors(services, report: Report) -> Check:
     """Every collection probed and compared with what SQLite says was indexed."""
+    report.sizes["vector_store"] = _size(services.settings.chroma_dir)
     vs = services.vectorspace
     health = vs.health(refresh=True)
     report.vectors = {

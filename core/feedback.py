@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from core.errors import InvalidInput, NotFound
 from core.routing.profile import FEEDBACK
-from core.storage.models import Trace
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -26,11 +25,6 @@ def record_feedback(
     if trace is None:
         raise NotFound(f"no reply to give feedback on in chat {chat_id}")
     dimension = (trace.classification or {}).get("intent", "task")
-    with services.db.session(write=True) as session:
-        row = session.get(Trace, trace.rowid)
-        if any(event.get("signal") == signal for event in row.feedback):
-            return services.profile.effective(dimension)
-        event = {"signal": signal, "at": services.clock.now().isoformat()}
-        row.feedback = [*row.feedback, event]
-        session.add(row)
+    if not services.traces.add_feedback(trace, signal):
+        return services.profile.effective(dimension)
     return services.profile.record(dimension, signal)

@@ -23,7 +23,7 @@ from core.errors import (
 from core.offload import run_blocking
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
-from core.recall.pack import EvidencePack, build_pack
+from core.recall.pack import EvidencePack
 from core.routing.client import CALLS
 from core.routing.loop import Router, RouteResult, usage_totals
 from core.routing.profile import dimension_of
@@ -31,7 +31,19 @@ from core.routing.tiers import HOW_TO_CONFIGURE, configured
 from core.routing.tools import ToolBox, ToolContext
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from collections.abc import Callable
+
+    from core.archive.store import Archive
+    from core.clock import Clock
+    from core.config import Settings
+    from core.conversation import ConversationWindow
+    from core.learning.engine import Learner
+    from core.routing.client import ModelClient
+    from core.routing.profile import CapabilityProfile
+    from core.routing.spend import SpendGuard
+    from core.traces import TraceStore
+
+    Windows = Callable[[str, str, str | None], ConversationWindow]
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +111,38 @@ class Reply:
 
 
 class Assistant:
-    """Answers requests with bounded memory and the cheapest adequate model."""
+    """Answers requests with bounded memory and the cheapest adequate model.
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.settings = services.settings
+    It is handed each part it uses (core/services.py wires them): the archive, a chat's
+    conversation window, the model client, recall (the evidence pack), the tools a model may
+    call for this chat, the routing profile and spend guard, the learner and the traces."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Clock,
+        *,
+        archive: Archive,
+        windows: Windows,
+        llm: ModelClient,
+        recall: Callable[..., EvidencePack],
+        tools: Callable[..., ToolBox],
+        profile: CapabilityProfile,
+        spend: SpendGuard,
+        learner: Learner,
+        traces: TraceStore,
+    ):
+        self.settings = settings
+        self.clock = clock
+        self.archive = archive
+        self.windows = windows  # (surface, chat id, user id) -> that chat's window
+        self.llm = llm
+        self.recall = recall  # build_pack(question, **options) over this home's stores
+        self.tools = tools  # ToolContext fields but the services -> the model's toolbox
+        self.profile = profile
+        self.spend = spend
+        self.learner = learner
+        self.traces = traces
 
     async def handle(self, request: Request) -> Reply:
         """Process one message end to end; provider trouble becomes an honest short reply.
@@ -114,7 +153,6 @@ class Assistant:
         the answer: what could not be saved waits in the spool (`Reply.spooled`).
         """
         started = time.perf_counter()
-        services = self.services
         if not request.private and request.message_id:
             try:
                 earlier = await run_blocking(self._earlier_answer, request)
@@ -132,11 +170,10 @@ class Assistant:
                 capture_id = captured.id
                 spooled = captured.status == "spooled"
                 chunk_ids.extend(captured.chunk_ids)
-            llm = services.llm if configured(self.settings) else None
+            llm = self.llm if configured(self.settings) else None
             classification = await self._classify(request.text, llm)
             pack = await run_blocking(
-                build_pack,
-                services,
+                self.recall,
                 request.text,
                 chat_id=request.chat_id,
                 user_id=request.user_id,
@@ -162,20 +199,18 @@ class Assistant:
         if chunk_ids:
             # Only this exchange's chunks: an older backlog (e.g. after an embedder change) is
             # the index-pending job's work and must not hold up drain() or forget.
-            services.archive.indexer.submit(chunk_ids)
+            self.archive.indexer.submit(chunk_ids)
         return reply
 
     def _earlier_answer(self, request: Request) -> Reply | None:
         """The answer this very message already got (a worker replaying it after another died
         sends that answer, archived and traced once, instead of asking the model again)."""
-        found = self.services.archive.answer_to(
-            request.surface, request.chat_id, str(request.message_id)
-        )
+        found = self.archive.answer_to(request.surface, request.chat_id, str(request.message_id))
         if found is None:
             return None
         capture_id, text = found
         log.info("message %s was answered before: the same answer again", request.message_id)
-        trace_id = self.services.traces.for_capture(capture_id)
+        trace_id = self.traces.for_capture(capture_id)
         return Reply(text=text, status="answered", trace_id=trace_id, capture_id=capture_id)
 
     def _remember_turn(self, request: Request, reply: Reply, answer: str) -> list[str]:
@@ -184,7 +219,7 @@ class Assistant:
         reply_capture = self._capture(request, "assistant", answer)
         if reply_capture.status == "spooled":
             reply.spooled = True
-        window = self.services.window(request.surface, request.chat_id, request.user_id)
+        window = self.windows(request.surface, request.chat_id, request.user_id)
         try:
             window.extend(
                 [("user", request.text, reply.capture_id), ("assistant", answer, reply_capture.id)]
@@ -195,11 +230,11 @@ class Assistant:
 
     async def drain(self) -> None:
         """Wait for work scheduled after replies (indexing the new messages)."""
-        await run_blocking(self.services.archive.indexer.wait_idle)
+        await run_blocking(self.archive.indexer.wait_idle)
 
     async def _classify(self, text: str, llm) -> Classification:
         """Heuristics, then the LITE model when unsure; a failing model leaves the heuristics."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         try:
             return await classify_request(text, now, model=llm)
         except EloraError as exc:
@@ -213,7 +248,7 @@ class Assistant:
             surface=request.surface,
             chat_id=request.chat_id,
             text=text,
-            sent_at=request.sent_at or self.services.clock.now(),
+            sent_at=request.sent_at or self.clock.now(),
             user_id=request.user_id if role == "user" else None,
             message_id=request.message_id
             if role == "user"
@@ -224,11 +259,10 @@ class Assistant:
             provenance=request.provenance if role == "user" else {"reply_to": request.message_id},
         )
         # Indexed after the reply (see handle): the embedding is not on the answer's path.
-        return self.services.archive.capture(item, index=False)
+        return self.archive.capture(item, index=False)
 
     async def _answer(self, request: Request, reply: Reply, llm) -> None:
-        services = self.services
-        window = services.window(request.surface, request.chat_id, request.user_id)
+        window = self.windows(request.surface, request.chat_id, request.user_id)
         gate, pro_allowed, turns, summary = await run_blocking(
             self._prepare, window, reply.classification
         )
@@ -243,13 +277,11 @@ class Assistant:
                 await window.compact(context, share, model=llm)
                 turns, summary = await run_blocking(window.load)
             messages, system_for = self._messages(request, reply.pack, turns, summary, tier)
-            context = ToolContext(
-                services, request.surface, request.chat_id, request.user_id, request.text,
-                reply.capture_id, private=request.private,
+            tools = self.tools(
+                surface=request.surface, chat_id=request.chat_id, user_id=request.user_id,
+                operator_text=request.text, capture_id=reply.capture_id, private=request.private,
             )  # fmt: skip
-            router = Router(
-                llm, self._toolbox(context), services.spend, self.settings.tool_call_budget
-            )
+            router = Router(llm, tools, self.spend, self.settings.tool_call_budget)
             reply.route = await router.run(tier, messages, system_for)
             reply.text = reply.route.text
             if reply.route.escalations:
@@ -265,23 +297,15 @@ class Assistant:
         if reply.route is None and router is not None and router.result.calls:
             reply.route = router.result  # calls made before the failure are traced and paid
 
-    @staticmethod
-    def _toolbox(context: ToolContext) -> ToolBox:
-        from core.council.tools import council_allowed, council_tools
-
-        tools = council_tools()
-        gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
-        return ToolBox(context, extra=tools, gates=gates)
-
     def _prepare(self, window, classification: Classification):
         """The routing gate, whether PRO is affordable, and the window: one trip off the loop."""
-        gate = self.services.profile.gate(classification)
-        pro_allowed = gate.tier != "PRO" or self.services.spend.allows("PRO")
+        gate = self.profile.gate(classification)
+        pro_allowed = gate.tier != "PRO" or self.spend.allows("PRO")
         return (gate, pro_allowed, *window.load())
 
     def _record_escalation(self, classification: Classification) -> None:
         try:
-            self.services.profile.record(dimension_of(classification), "escalation")
+            self.profile.record(dimension_of(classification), "escalation")
         except StorageUnavailable as exc:  # a lost profile sample never costs the answer
             log.warning("escalation not recorded in the profile: %s", exc)
 
@@ -290,7 +314,7 @@ class Assistant:
     ):
         """The messages for the start tier, and how to render the system prompt for another
         tier (an escalation): the same evidence and summary, the model's own tier."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         evidence = render("evidence", pack=pack.to_json())
 
         def system_for(tier: str) -> str:
@@ -317,7 +341,7 @@ class Assistant:
         """Candidates from this exchange become proposals; a failure is reported, not hidden."""
         try:
             answer = reply.text if reply.status == "answered" else None
-            report = await self.services.learner.after_exchange(
+            report = await self.learner.after_exchange(
                 request.text, capture_id, answer, private=request.private, speaker=request.sender,
                 operator=self.settings.is_operator(request.user_id),
             )  # fmt: skip
@@ -332,7 +356,7 @@ class Assistant:
         """Store the trace (or spool it); `calls` is every model call of the request (answer
         and auxiliary)."""
         route = reply.route
-        traces = self.services.traces
+        traces = self.traces
         trace = traces.build(
             surface=request.surface,
             chat_id=request.chat_id,
@@ -369,3 +393,12 @@ class Assistant:
         except EloraError as exc:  # the answer matters more than its trace
             log.warning("trace not stored: %s", exc)
             return None
+
+
+def toolbox(context: ToolContext) -> ToolBox:
+    """The tools a model may call for one chat's turn: memory's, and the council's (gated)."""
+    from core.council.tools import council_allowed, council_tools
+
+    tools = council_tools()
+    gates = {name: council_allowed for name in ("consult_council", "delegate_to_subagent")}
+    return ToolBox(context, extra=tools, gates=gates)

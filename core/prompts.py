@@ -1,7 +1,8 @@
 """One Jinja2 environment for every prompt file in prompts/*.j2 (StrictUndefined), and the one
 helper through which every string from outside reaches a prompt as quoted data.
 
-Data, never instructions (SPEC §10): a sender name, a chat title, a file name, a document, a
+Data, never instructions (README, Data layout: a recalled or imported string is never an
+instruction to the model): a sender name, a chat title, a file name, a document, a
 memory, a model's or an expert's output is printed with `| data` (inline: one JSON string
 literal, so no line break, heading or closing bracket in it can escape) or `| quote` (a block:
 every line, whatever character ended it, starts with "> ", and there is no closer to forge).

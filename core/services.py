@@ -1,9 +1,15 @@
-"""Wire once: one Services object built from settings, handed to every surface."""
+"""Wire once: one Services object built from settings, handed to every surface.
+
+This is the one place that knows how the parts fit: each store is built here with only what it
+uses (its database, clock, vector space, a few settings), so the stores never reach for each
+other through a services object. Surfaces receive it and call the front door (core.app)."""
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from core.archive.spool import Spool
 from core.clock import Clock, SystemClock
@@ -14,6 +20,9 @@ from core.storage.db import Database
 from core.storage.vectors import ChromaIndex, VectorIndex
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from core.routing.client import ModelClient
 
 
 class Services:
@@ -26,6 +35,7 @@ class Services:
         clock: Clock | None = None,
         embedder: Embedder | None = None,
         vectors: VectorIndex | None = None,
+        llm: ModelClient | None = None,
     ):
         self.settings = settings
         self.clock = clock or SystemClock()
@@ -37,6 +47,8 @@ class Services:
             self.embedder = EmbeddingWorker.wrap(embedder)
         if vectors is not None:
             self.vectors = vectors
+        if llm is not None:
+            self.llm = llm
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -63,42 +75,76 @@ class Services:
         """Embedder + vector index, guarded against mixing models."""
         from core.vectorspace import VectorSpace
 
-        return VectorSpace(self.db, self.vectors, self.embedder)
+        return VectorSpace(self.db, self.vectors, self.embedder, expected=self._indexed)
+
+    def _indexed(self) -> dict[str, int]:
+        """Vectors each collection should hold, as the owners of the tables count them."""
+        return {
+            "archive": self.archive.indexed_count(),
+            "memory": self.memory.indexed_count(),
+            "ephemeral": self.session_memory.count(),
+            "turns": self.archive.turn_vector_count(),
+        }
 
     @cached_property
     def archive(self):
         """Verbatim captures and their chunks."""
+        from core.archive.chunking import ChunkSizes
         from core.archive.store import Archive
 
-        return Archive(self)
+        s = self.settings
+        sizes = ChunkSizes(
+            window_messages=s.window_messages,
+            window_chars=s.window_chars,
+            window_gap=timedelta(minutes=s.window_gap_minutes),
+            chunk_chars=s.chunk_chars,
+            overlap=s.chunk_overlap_chars,
+        )
+        # The replayer and the traces are reached lazily: most runs spool nothing.
+        return Archive(
+            self.db, self.clock, self.spool, self.vectorspace, sizes,
+            spooled=lambda: self.replayer.spooled(),
+            store_traces=lambda items: self.traces.store_spooled(items),
+        )  # fmt: skip
 
     @cached_property
     def replayer(self):
         """Replays the spool as soon as the database takes writes again."""
         from core.archive.replayer import SpoolReplayer
 
-        return SpoolReplayer(self)
+        return SpoolReplayer(self.spool, lambda: self.archive.replay_spool())
 
     @cached_property
     def memory(self):
         """Maintained memory entries (the canon)."""
         from core.memory.entries import MemoryStore
 
-        return MemoryStore(self)
+        s = self.settings
+        return MemoryStore(self.db, self.clock, self.vectorspace, s.importance_weights)
 
     @cached_property
     def session_memory(self):
         """Ephemeral per-session memory."""
         from core.memory.session import SessionMemory
 
-        return SessionMemory(self)
+        s = self.settings
+        return SessionMemory(
+            self.db, self.clock, self.vectorspace, s.session_ttl_hours, s.session_threshold
+        )
 
     @cached_property
     def proposals(self):
         """Learning proposals waiting for review."""
         from core.learning.proposals import ProposalStore
 
-        return ProposalStore(self)
+        return ProposalStore(self.db, self.clock, self.tombstones)
+
+    @cached_property
+    def tombstones(self):
+        """What the operator forgot (keyed hashes), checked before anything is filed."""
+        from core.memory.tombstones import Tombstones
+
+        return Tombstones(self.db, self.clock)
 
     @cached_property
     def learner(self):
@@ -119,10 +165,16 @@ class Services:
         """Request traces and spend."""
         from core.traces import TraceStore
 
-        return TraceStore(self)
+        return TraceStore(
+            self.db,
+            self.clock,
+            self.settings.secrets(),
+            self.spool,
+            lambda: self.replayer.spooled(),
+        )
 
     @cached_property
-    def llm(self):
+    def llm(self) -> ModelClient:
         """The LLM client (LiteLLM is imported on its first call).
 
         Every call through it, from any caller (pipeline, learning, council, jobs), obeys the
@@ -137,34 +189,49 @@ class Services:
         """The daily spending guard."""
         from core.routing.spend import SpendGuard
 
-        return SpendGuard(self)
+        s = self.settings
+        return SpendGuard(self.traces.spent_today, s.daily_spend_cap, s.pro_spend_share)
 
     @cached_property
     def profile(self):
         """The capability profile and routing gate."""
         from core.routing.profile import CapabilityProfile
 
-        return CapabilityProfile(self)
+        s = self.settings
+        return CapabilityProfile(
+            self.db, self.clock, alpha=s.profile_alpha, gate_lambda=s.gate_lambda,
+            gate_theta=s.gate_theta,
+        )  # fmt: skip
 
     @cached_property
     def assistant(self):
         """The request pipeline every surface uses."""
-        from core.pipeline import Assistant
+        from core.pipeline import Assistant, toolbox
+        from core.recall import pack
+        from core.routing.tools import ToolContext
 
-        return Assistant(self)
+        return Assistant(
+            self.settings, self.clock, archive=self.archive, windows=self.window, llm=self.llm,
+            recall=lambda question, **options: pack.build_pack(self, question, **options),
+            tools=lambda **turn: toolbox(ToolContext(self, **turn)),
+            profile=self.profile, spend=self.spend, learner=self.learner, traces=self.traces,
+        )  # fmt: skip
 
     @cached_property
-    def surfaces(self):
+    def chats(self):
         """Per-chat settings, reply→trace map and handled updates."""
-        from core.surfaces import SurfaceState
+        from core.chats import ChatState
 
-        return SurfaceState(self)
+        return ChatState(self.db, self.clock)
 
     def window(self, surface: str, chat_id: str, user_id: str | None = None):
         """The persisted conversation window of a chat."""
         from core.conversation import ConversationWindow
 
-        return ConversationWindow(self, surface, chat_id, user_id)
+        return ConversationWindow(
+            self.db, self.clock, self.session_memory, self.settings.model_distillation,
+            surface, chat_id, user_id,
+        )  # fmt: skip
 
     def warm_up(self) -> None:
         """Load what the first request would otherwise wait for: the model client library,
@@ -180,21 +247,6 @@ class Services:
             self.vectors.count("archive")
         except Exception as exc:  # best effort: the first request reports a real fault
             log.warning("warm-up incomplete: %s", exc)
-
-    def redact(self, value):
-        """`value` with every configured secret replaced (strings, lists and dicts, deeply)."""
-        secrets = self.settings.secrets()
-        if not secrets:
-            return value
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, "[redacted]")
-            return value
-        if isinstance(value, list):
-            return [self.redact(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.redact(v) for k, v in value.items()}
-        return value
 
     def close(self) -> None:
         """Stop the background threads and release database connections."""

@@ -3,24 +3,39 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, func, select
+from sqlalchemy import Connection, String, type_coerce
+from sqlmodel import col, func, select, update
 
 from core.ids import new_id
+from core.logs import Redactor
 from core.storage.models import Trace
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
+    from core.clock import Clock
+    from core.storage.db import Database
 
 
 class TraceStore:
     """Writes and reads traces; knows today's spend."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        secrets: list[str],
+        spool: Spool,
+        spooled: Callable[[], None],
+    ):
+        self.db = db
+        self.clock = clock
+        self.secrets = secrets  # never stored: redacted from every text field first
+        self.spool_files = spool
+        self.spooled = spooled  # tells the replayer that something waits in the spool
 
     def record(self, **fields: Any) -> Trace:
         """Store a trace (secrets are redacted from every text field first)."""
@@ -28,12 +43,10 @@ class TraceStore:
 
     def build(self, **fields: Any) -> Trace:
         """A trace ready to store (id assigned, secrets redacted), not yet written."""
-        redact = self.services.redact
-        pieces = _secret_pieces(self.services.settings.secrets())
+        redact = Redactor(self.secrets).value
+        pieces = _secret_pieces(self.secrets)
         fields = {k: _scrub(redact(v), pieces) for k, v in fields.items()}
-        return Trace(
-            id=fields.pop("id", None) or new_id(), created_at=self.services.clock.now(), **fields
-        )
+        return Trace(id=fields.pop("id", None) or new_id(), created_at=self.clock.now(), **fields)
 
     def store(self, trace: Trace) -> Trace:
         """Write a built trace; StorageUnavailable when the database refuses writes."""
@@ -50,8 +63,8 @@ class TraceStore:
     def spool(self, trace: Trace, reason: str) -> None:
         """Keep a trace in the spool until the database takes writes again (replayed once)."""
         data = trace.model_dump(mode="json", exclude={"rowid"})
-        self.services.spool.append_trace(data, reason)
-        self.services.replayer.spooled()
+        self.spool_files.append_trace(data, reason)
+        self.spooled()
 
     def store_spooled(self, items: list[dict[str, Any]]) -> int:
         """Store spooled traces, skipping ids already stored; return how many were new."""
@@ -99,6 +112,67 @@ class TraceStore:
         rows = self.recent(1, chat_id=chat_id)
         return rows[0] if rows else None
 
+    def add_feedback(self, trace: Trace, signal: str) -> bool:
+        """Attach a feedback signal to a trace once; False when it already carries it."""
+        with self.db.session(write=True) as session:
+            row = session.get(Trace, trace.rowid)
+            if any(event.get("signal") == signal for event in row.feedback):
+                return False
+            event = {"signal": signal, "at": self.clock.now().isoformat()}
+            row.feedback = [*row.feedback, event]
+            session.add(row)
+        return True
+
+    def disliked_turns(self, start: datetime, end: datetime) -> list[str]:
+        """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
+        stmt = select(Trace.capture_id, Trace.feedback).where(
+            col(Trace.created_at) >= start,
+            col(Trace.created_at) < end,
+            col(Trace.capture_id).is_not(None),
+        )
+        with self.db.session() as session:
+            rows = session.exec(stmt).all()
+        return [
+            capture_id
+            for capture_id, feedback in rows
+            if any(f.get("signal") == "down" for f in feedback or [])
+        ]
+
+    def outcomes_since(self, since: datetime) -> list[tuple]:
+        """(id, classification, models, tool_calls, escalations, error) of every trace since a
+        moment, oldest first; the JSON columns as stored text."""
+        stmt = (
+            select(
+                Trace.id,
+                type_coerce(Trace.classification, String),
+                type_coerce(Trace.models, String),
+                type_coerce(Trace.tool_calls, String),
+                type_coerce(Trace.escalations, String),
+                Trace.error,
+            )
+            .where(col(Trace.created_at) >= since)
+            .order_by(col(Trace.created_at))
+        )
+        with self.db.session() as session:
+            return list(session.exec(stmt).all())
+
+    def pack_items_after(self, after: int) -> tuple[list[tuple[datetime, str]], int]:
+        """(created_at, item id) of every evidence-pack item of the traces stored after rowid
+        `after`, and the last rowid read (traces stored meanwhile wait for the next call)."""
+        with self.db.session() as session:
+            last = session.exec(select(func.coalesce(func.max(Trace.rowid), 0))).one()
+            stmt = select(Trace.created_at, Trace.pack).where(
+                col(Trace.rowid) > after, col(Trace.rowid) <= last
+            )
+            rows = session.exec(stmt).all()
+        items = [
+            (created, item)
+            for created, pack in rows
+            for item in (pack or {}).get("items") or []
+            if isinstance(item, str)
+        ]
+        return items, max(after, int(last))
+
     def spent_since(self, since: datetime) -> float:
         """Known cost of every trace since a moment (unknown costs count as zero)."""
         stmt = select(func.coalesce(func.sum(Trace.cost), 0.0)).where(Trace.created_at >= since)
@@ -107,12 +181,12 @@ class TraceStore:
 
     def spent_today(self) -> float:
         """Known cost since midnight UTC."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         return self.spent_since(now.replace(hour=0, minute=0, second=0, microsecond=0))
 
     def daily(self, days: int = 14) -> list[dict[str, Any]]:
         """Requests and spend per day over the last `days` days (for charts)."""
-        now = self.services.clock.now()
+        now = self.clock.now()
         start = (now - timedelta(days=days - 1)).replace(hour=0, minute=0, second=0, microsecond=0)
         day = func.date(Trace.created_at)
         stmt = (
@@ -182,3 +256,21 @@ def _scrub(value: Any, pieces: re.Pattern | None) -> Any:
     if isinstance(value, dict):
         return {k: _scrub(v, pieces) for k, v in value.items()}
     return value
+
+
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
+
+# The JSON columns of a trace, in the order scan_traces returns them.
+TRACE_JSON = ("classification", "pack", "models", "escalations", "tool_calls", "learning",
+              "feedback")  # fmt: skip
+
+
+def scan_traces(conn: Connection) -> Iterator[tuple]:
+    """(rowid, capture_id, error, *TRACE_JSON) of every trace, JSON as stored text."""
+    columns = [type_coerce(getattr(Trace, name), String) for name in TRACE_JSON]
+    yield from conn.execute(select(Trace.rowid, Trace.capture_id, Trace.error, *columns))
+
+
+def rewrite_trace(conn: Connection, rowid: int, values: dict[str, Any]) -> None:
+    """New values for some columns of one trace (JSON columns as Python values)."""
+    conn.execute(update(Trace).where(col(Trace.rowid) == rowid).values(**values))

@@ -5,15 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import text
-
 from core.embeddings import Embedder
 from core.errors import EloraError, EmbedderMismatch, VectorStoreUnavailable
-from core.storage.db import Database, run
+from core.storage import meta
+from core.storage.db import Database
 from core.storage.vectors import COLLECTIONS, VectorHit, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -26,12 +25,6 @@ HEALTH_TTL_SECONDS = 60.0
 # says it should: a few missing vectors only hide a few chunks from semantic search, a
 # deleted or emptied store hides nearly all of them.
 SHORT_SHARE = 0.9
-# What each collection should hold, counted in SQLite (the source of truth).
-EXPECTED_SQL = {
-    "archive": "SELECT count(*) FROM chunks WHERE vector_state = 'indexed'",
-    "memory": "SELECT count(*) FROM memory_entries WHERE vector_state = 'indexed'",
-    "ephemeral": "SELECT count(*) FROM session_chunks",
-}
 # Session vectors may be missing by design (saved while the embedder was down): only these
 # collections decide whether recall can trust the vectors.
 RECALL_COLLECTIONS = ("archive", "memory")
@@ -111,10 +104,19 @@ class VectorHealth:
 class VectorSpace:
     """Embeds text and stores/queries vectors; refuses to mix vectors of different models."""
 
-    def __init__(self, db: Database, index: VectorIndex, embedder: Embedder):
+    def __init__(
+        self,
+        db: Database,
+        index: VectorIndex,
+        embedder: Embedder,
+        expected: Callable[[], dict[str, int]] | None = None,
+    ):
         self.db = db
         self.index = index
         self.embedder = embedder
+        # What each collection should hold, counted in SQLite (the source of truth) by the
+        # tables' owners: {collection: rows marked indexed}.
+        self.expected = expected or (lambda: {})
         self._checked = False
         self._health: VectorHealth | None = None
         self._health_lock = threading.Lock()
@@ -126,20 +128,10 @@ class VectorSpace:
 
     def recorded_signature(self) -> str | None:
         """The signature of the model that made the stored vectors, if any."""
-        with self.db.session() as s:
-            row = s.exec(text("SELECT value FROM meta WHERE key = :k"), params={"k": META_KEY})
-            found = row.first()
-        return found[0] if found else None
+        return meta.get(self.db, META_KEY)
 
     def _record(self, signature: str) -> None:
-        with self.db.session() as s:
-            s.exec(
-                text(
-                    "INSERT INTO meta (key, value) VALUES (:k, :v) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-                ),
-                params={"k": META_KEY, "v": signature},
-            )
+        meta.put(self.db, META_KEY, signature)
 
     def ensure_compatible(self) -> None:
         """Raise EmbedderMismatch if another embedder made the stored vectors."""
@@ -174,15 +166,13 @@ class VectorSpace:
     def _probe(self) -> VectorHealth:
         health = VectorHealth(getattr(self.index, "location", "vector index"))
         probe = getattr(self.index, "probe", self.index.count)
-        with self.db.session() as s:
-            conn = s.connection()
-            expected = {n: run(conn, sql).scalar_one() for n, sql in EXPECTED_SQL.items()}
+        expected = self.expected()
         for name in COLLECTIONS:
             try:
                 held, error = probe(name), None
             except EloraError as exc:
                 held, error = None, str(exc)
-            health.collections[name] = CollectionHealth(name, held, expected[name], error)
+            health.collections[name] = CollectionHealth(name, held, expected.get(name, 0), error)
         health.checked_at = time.monotonic()
         return health
 
@@ -217,6 +207,23 @@ class VectorSpace:
         self.ensure_compatible()
         vectors = self.embedder.embed_passages(list(texts))
         self.index.upsert(collection, ids, vectors.tolist(), metadatas)
+        self._claim()
+
+    def embed_passages(self, texts: Sequence[str]):
+        """Vectors of passages from the configured embedder (checked against the stored ones)."""
+        self.ensure_compatible()
+        return self.embedder.embed_passages(list(texts))
+
+    def upsert_vectors(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[dict[str, Any]],
+    ) -> None:
+        """Store vectors computed with embed_passages (the turn keys' means, for the archive)."""
+        self.ensure_compatible()
+        self.index.upsert(collection, ids, [list(map(float, v)) for v in vectors], metadatas)
         self._claim()
 
     def query(

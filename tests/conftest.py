@@ -151,11 +151,12 @@ def settings(home):
 
 
 @pytest.fixture
-def services(settings, embedder):
-    """Real services (SQLite + Chroma) on the tmp home, sharing the loaded embedder."""
+def services(settings, embedder, clock):
+    """Real services (SQLite + Chroma) on the tmp home, sharing the loaded embedder, reading
+    the `clock` fixture (a directory's conftest pins it by overriding `clock` alone)."""
     from core.services import Services
 
-    svc = Services(settings, embedder=embedder)
+    svc = Services(settings, embedder=embedder, clock=clock)
     yield svc
     svc.close()
 

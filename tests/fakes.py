@@ -1,4 +1,5 @@
-"""Real fakes for tests: small classes that honour core's Protocols without a model."""
+"""Real fakes for tests: small classes that honour core's Protocols (clock, embedder, model
+client) without a model or a network."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import hashlib
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 
 from core.embeddings import LocalE5Embedder
-from core.errors import EmbedderError
+from core.errors import EmbedderError, ProviderError
+from core.routing.client import CALLS, Completion
 
 
 class FixedClock:
@@ -78,3 +81,55 @@ class BrokenEmbedder:
     def calibrate(self, similarity: float, kind: str = "query") -> float:
         """Never reached: nothing gets embedded."""
         return similarity
+
+
+class ScriptedModel:
+    """An in-process model client (core.routing.client.ModelClient) for tests where HTTP is not
+    the point: replies come from a queue (`enqueue`), every call is logged (`history`), and each
+    call is recorded in the request's trace like a real one (no cost: a local model's)."""
+
+    def __init__(self, *replies: str | Completion, context: int = 8192):
+        self.replies: list[str | Completion] = list(replies)
+        self.history: list[dict[str, Any]] = []
+        self.context = context
+
+    def enqueue(self, *replies: str | Completion) -> None:
+        """Queue replies (text, or a whole Completion with tool calls)."""
+        self.replies.extend(replies)
+
+    async def complete(
+        self,
+        tier: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        """The next scripted reply as the tier's answer; ProviderError when none is left."""
+        self.history.append({"tier": tier, "messages": messages, "tools": tools})
+        if not self.replies:
+            raise ProviderError(f"the {tier} model is unavailable right now (no scripted reply)")
+        reply = self.replies.pop(0)
+        if isinstance(reply, str):
+            reply = Completion(tier=tier, model=f"scripted-{tier.lower()}", text=reply,
+                               tool_calls=[], tokens_in=50, tokens_out=10, cost=None,
+                               latency_ms=1)  # fmt: skip
+        reply.tools_offered = bool(tools)
+        sink = CALLS.get()
+        if sink is not None:
+            sink.append(reply.record())
+        return reply
+
+    async def complete_text(self, tier: str, messages: list[dict[str, Any]]) -> str:
+        """The next scripted reply's text."""
+        return (await self.complete(tier, messages)).text or ""
+
+    def context_tokens(self, tier: str) -> int:
+        """The context size every tier has here."""
+        return self.context
+
+    def prompts(self) -> list[str]:
+        """The last user message of every call, in order."""
+        return [
+            next((m["content"] for m in reversed(call["messages"]) if m["role"] == "user"), "")
+            for call in self.history
+        ]

@@ -8,9 +8,8 @@ from telegram import Update
 from telegram.constants import ParseMode
 
 from bot.context import EloraContext
-from core.archive.records import CaptureIn
+from core import app as elora
 from core.offload import run_blocking
-from core.routing.tiers import TIERS, resolve
 
 
 def _args_text(update: Update) -> str:
@@ -35,37 +34,23 @@ async def help_command(update: Update, context: EloraContext) -> None:
 
 async def new(update: Update, context: EloraContext) -> None:
     """Close the session: purge session memory and restart the conversation window."""
-    services = context.services
     chat_id, user_id = str(update.effective_chat.id), str(update.effective_user.id)
-    await run_blocking(services.window("telegram", chat_id, user_id).reset)
-    await run_blocking(services.session_memory.end_session, user_id, chat_id)
+    await run_blocking(elora.new_conversation, context.services, "telegram", chat_id, user_id)
     await _html(update, context.say(update, "new"))
 
 
-def capture_command(update: Update, context: EloraContext) -> str | None:
-    """Archive a command message verbatim (unless the chat is private); return its capture id.
-
-    Blocking: call it through run_blocking."""
-    services = context.services
-    chat = update.effective_chat
-    if services.surfaces.is_private("telegram", str(chat.id)):
-        return None
-    message = update.effective_message
-    result = services.archive.capture(
-        CaptureIn(surface="telegram", chat_id=str(chat.id), text=message.text or "",
-                  sent_at=message.date, user_id=str(update.effective_user.id),
-                  message_id=str(message.message_id), sender=update.effective_user.full_name,
-                  kind="command", operator=services.settings.is_operator(update.effective_user.id))
+def said(update: Update) -> elora.Request:
+    """The message of an update, as core receives it."""
+    message, user = update.effective_message, update.effective_user
+    return elora.Request(
+        surface="telegram", chat_id=str(update.effective_chat.id), text=message.text or "",
+        user_id=str(user.id), message_id=str(message.message_id), sender=user.full_name,
+        sent_at=message.date,
     )  # fmt: skip
-    return result.id
 
 
 async def remember_command(update: Update, context: EloraContext) -> None:
     """/remember TEXT: an explicit save, approved by definition, sourced to this message."""
-    from core.learning.heuristics import _kind_of
-    from core.memory.api import remember_or_confirm
-    from core.recall.lexical import fold
-
     body = _args_text(update)
     if not body:
         await _html(update, context.say(update, "remember_usage"))
@@ -73,15 +58,10 @@ async def remember_command(update: Update, context: EloraContext) -> None:
     from bot.handlers.undo import acting_here, undo_keyboard
 
     def save():
-        capture_id = capture_command(update, context)
-        sources = None
-        if capture_id:
-            from core.learning.canonical import capture_sources
-
-            sources = capture_sources(context.services, [capture_id])
+        # The command message is archived verbatim (unless the chat is private) and cited.
         with acting_here(update) as who:
-            kept = remember_or_confirm(
-                context.services, body, kind=_kind_of(fold(body)), importance=3, sources=sources
+            kept = elora.remember(
+                context.services, body, kind=None, importance=3, said=said(update)
             )
         return kept, who
 
@@ -96,10 +76,12 @@ async def remember_command(update: Update, context: EloraContext) -> None:
 
 async def topics(update: Update, context: EloraContext) -> None:
     """What Elora remembers, grouped by tier."""
-    services = context.services
-    rows = await run_blocking(services.memory.topics, scope=None)
-    mine = {"global", f"user:{update.effective_user.id}", f"chat:{update.effective_chat.id}"}
-    rows = [r for r in rows if r["scope"] in mine or not r["scope"].startswith(("user:", "chat:"))]
+    rows = await run_blocking(
+        elora.topics_for,
+        context.services,
+        str(update.effective_user.id),
+        str(update.effective_chat.id),
+    )
     if not rows:
         await _html(update, context.say(update, "topics_none"))
         return
@@ -122,36 +104,24 @@ async def private(update: Update, context: EloraContext) -> None:
         await _html(update, context.say(update, "private_usage"))
         return
     await run_blocking(
-        context.services.surfaces.set_private,
-        "telegram",
-        str(update.effective_chat.id),
-        arg == "on",
+        elora.set_private, context.services, "telegram", str(update.effective_chat.id), arg == "on"
     )
     await _html(update, context.say(update, f"private_{arg}"))
 
 
 async def status(update: Update, context: EloraContext) -> None:
     """Today's spend, models, spool backlog and proposals waiting."""
-    services = context.services
-    settings = services.settings
-    models = []
-    for tier in TIERS:
-        spec = resolve(settings, tier)
-        models.append(f"{tier}={html.escape(spec.model) if spec else '—'}")
-    cap = settings.daily_spend_cap
-    spend, spool, waiting = await run_blocking(
-        lambda: (
-            services.traces.spent_today(),
-            services.spool.backlog(),
-            services.proposals.count(),
-        )
+    now = await run_blocking(elora.status, context.services)
+    models = ", ".join(
+        f"{tier}={html.escape(model) if model else '—'}" for tier, model in now["models"].items()
     )
+    cap = now["cap"]
     await _html(
         update,
         context.say(
-            update, "status", spend=spend,
-            cap=context.say(update, "status_cap", cap=cap) if cap is not None else "", models=", ".join(models),
-            spool=spool, proposals=waiting,
+            update, "status", spend=now["spend"],
+            cap=context.say(update, "status_cap", cap=cap) if cap is not None else "",
+            models=models, spool=now["spool"], proposals=now["proposals"],
         ),
     )  # fmt: skip
 

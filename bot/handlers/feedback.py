@@ -7,6 +7,7 @@ import logging
 from telegram import ReactionTypeEmoji, Update
 
 from bot.context import EloraContext
+from core import app as elora
 from core.errors import EloraError
 from core.offload import run_blocking
 
@@ -27,33 +28,26 @@ def _signal(update: Update) -> str | None:
 
 async def on_reaction(update: Update, context: EloraContext) -> None:
     """A reaction on one of Elora's replies updates the profile for that reply's trace."""
-    from core.feedback import record_feedback
-
     signal = _signal(update)
     if signal is None:
         return
     reaction = update.message_reaction
-    chat_id = str(reaction.chat.id)
-    trace_id = await run_blocking(
-        context.services.surfaces.trace_for, "telegram", chat_id, str(reaction.message_id)
-    )
-    if trace_id is None:
-        return
+    chat_id, message_id = str(reaction.chat.id), str(reaction.message_id)
     try:
-        await run_blocking(record_feedback, context.services, chat_id, signal, trace_id=trace_id)
+        await run_blocking(
+            elora.feedback_on_reply, context.services, "telegram", chat_id, message_id, signal
+        )
     except EloraError as exc:
         log.warning("feedback not recorded: %s", exc)
 
 
 async def on_feedback_button(update: Update, context: EloraContext) -> None:
     """fb:up:TRACE / fb:down:TRACE buttons."""
-    from core.feedback import record_feedback
-
     query = update.callback_query
     _, signal, trace_id = query.data.split(":", 2)
     try:
         await run_blocking(
-            record_feedback, context.services, str(update.effective_chat.id), signal,
+            elora.feedback, context.services, str(update.effective_chat.id), signal,
             trace_id=trace_id,
         )  # fmt: skip
     except EloraError as exc:

@@ -11,6 +11,7 @@ from telegram.constants import ParseMode
 from bot.context import EloraContext
 from bot.handlers.commands import _args_text
 from bot.handlers.undo import acting_here, undo_keyboard
+from core import app as elora
 from core.errors import EloraError
 from core.offload import run_blocking
 
@@ -43,9 +44,7 @@ def _confirm_keyboard(
 
 def _messages_holding(services, memory_id: str) -> int:
     """How many archived messages `forget --with-sources` would erase with the entry."""
-    from core.memory.forget import preview
-
-    return len(preview(services, memory_id=memory_id, with_sources=True).messages)
+    return len(elora.forget_preview(services, memory_id=memory_id, with_sources=True).messages)
 
 
 async def _ask_to_confirm(update: Update, context: EloraContext, entry, token: str, index: int,
@@ -83,23 +82,22 @@ async def forget(update: Update, context: EloraContext) -> None:
     if not arg:
         await update.effective_message.reply_text(context.say(update, "forget_usage"))
         return
-    entry = await run_blocking(services.memory.get, arg)
+    entry = await run_blocking(elora.get_memory, services, arg)
     if entry is not None:
         await _ask_to_confirm(update, context, entry, _offer(context, [entry.memory_id]), 0)
         return
-    hits, _ = await run_blocking(services.memory.search, arg, limit=PICKS)
-    if not hits:
+    found = await run_blocking(elora.find_memory, services, arg, PICKS)
+    if not found:
         await update.effective_message.reply_text(context.say(update, "forget_none"))
         return
-    token = _offer(context, [h.entry.memory_id for h in hits])
+    token = _offer(context, [e.memory_id for e in found])
     rows = [
         [
             InlineKeyboardButton(
-                f"{h.entry.memory_id} — {h.entry.canonical_text[:40]}",
-                callback_data=f"fg:p:{token}:{i}",
+                f"{e.memory_id} — {e.canonical_text[:40]}", callback_data=f"fg:p:{token}:{i}"
             )
         ]
-        for i, h in enumerate(hits)
+        for i, e in enumerate(found)
     ]
     rows.append(
         [InlineKeyboardButton(context.say(update, "cancel"), callback_data=f"fg:n:{token}")]
@@ -124,7 +122,7 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
         return
     memory_id = choices[index]
     if action == "p":
-        entry = await run_blocking(context.services.memory.get, memory_id)
+        entry = await run_blocking(elora.get_memory, context.services, memory_id)
         if entry is None:
             await query.edit_message_text(context.say(update, "forget_none"))
             return
@@ -146,30 +144,27 @@ async def on_forget_button(update: Update, context: EloraContext) -> None:
     if with_sources:
         done = context.say(update, "forgotten_with_messages", id=html.escape(memory_id),
                            n=report.removed_captures)  # fmt: skip
-    keyboard = undo_keyboard(update, context, undoable.id if undoable else None)
+    keyboard = undo_keyboard(update, context, undoable)
     await query.edit_message_text(done, parse_mode=ParseMode.HTML, reply_markup=keyboard)
 
 
 def _forget(update: Update, services, memory_id: str, with_sources: bool):
-    """Forget as this user; an entry's forget keeps its undo in the bot's memory."""
-    from core.memory.unforget import forget
-
-    with acting_here(update):
-        return forget(services, memory_id, with_sources=with_sources)
+    """Forget as this user; an entry's forget keeps its undo in the bot's memory. Returns the
+    report and the undoable action's id (None: not undoable)."""
+    with acting_here(update) as who:
+        return elora.forget(services, memory_id, with_sources=with_sources), who.last_action
 
 
 async def proposals(update: Update, context: EloraContext) -> None:
     """/proposals: the pending ones, each with Approve / Reject buttons."""
-    rows = await run_blocking(context.services.proposals.list, limit=PICKS)
-    if not rows:
+    views = await run_blocking(elora.review_queue, context.services, limit=PICKS)
+    if not views:
         await update.effective_message.reply_text(context.say(update, "proposals_none"))
         return
-    from core.learning.proposals import being_decided
-
-    now = context.services.clock.now()
-    for p in rows:
+    for view in views:
+        p = view.proposal
         score = f" · A-MAC {p.total:.1f}" if p.total is not None else ""
-        score += " · approving…" if being_decided(p, now) else ""
+        score += " · approving…" if view.approving else ""
         conflict = f"\n⚠️ {p.conflict_relation}" if p.conflict_relation else ""
         keyboard = InlineKeyboardMarkup(
             [[InlineKeyboardButton(context.say(update, "approve"), callback_data=f"pr:a:{p.id}"),
@@ -183,8 +178,6 @@ async def proposals(update: Update, context: EloraContext) -> None:
 
 async def on_proposal_button(update: Update, context: EloraContext) -> None:
     """pr:a:ID approves, pr:r:ID rejects."""
-    from core.learning import review
-
     query = update.callback_query
     await query.answer()
     _, action, proposal_id = query.data.split(":", 2)
@@ -199,7 +192,7 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
                                   n=context.services.settings.undo_minutes)  # fmt: skip
             keyboard = undo_keyboard(update, context, who.last_action)
         else:
-            await run_blocking(review.reject, context.services, proposal_id)
+            await run_blocking(elora.reject, context.services, proposal_id)
             message = context.say(update, "rejected")
     except EloraError as exc:
         message = html.escape(str(exc))
@@ -208,7 +201,5 @@ async def on_proposal_button(update: Update, context: EloraContext) -> None:
 
 def _approve(update: Update, services, proposal_id: str):
     """Approve as this user; returns the entry and who acted (with the undoable action)."""
-    from core.learning import review
-
     with acting_here(update) as who:
-        return review.approve(services, proposal_id), who
+        return elora.approve(services, proposal_id), who

@@ -6,17 +6,17 @@ from telegram import Update
 
 from bot.context import EloraContext
 from bot.handlers.replies import send_answer, typing
+from core import app as elora
 from core.offload import run_blocking
-from core.pipeline import Request
 
 
-async def request_from(update: Update, context: EloraContext, text: str, **extra) -> Request:
+async def request_from(update: Update, context: EloraContext, text: str, **extra) -> elora.Request:
     """A core Request from a Telegram message."""
     message = update.effective_message
     user = update.effective_user
     chat = update.effective_chat
-    private = await run_blocking(context.services.surfaces.is_private, "telegram", str(chat.id))
-    return Request(
+    private = await run_blocking(elora.is_private, context.services, "telegram", str(chat.id))
+    return elora.Request(
         surface="telegram",
         chat_id=str(chat.id),
         text=text,
@@ -35,5 +35,5 @@ async def on_text(update: Update, context: EloraContext) -> None:
     message = update.effective_message
     async with typing(update, context):
         request = await request_from(update, context, message.text)
-        reply = await context.services.assistant.handle(request)
+        reply = await elora.ask(context.services, request)
     await send_answer(update, context, reply)

@@ -14,11 +14,12 @@ from telegram.error import BadRequest
 
 from bot.context import EloraContext
 from bot.format import render_reply, split_markdown
+from core import app as elora
 from core.errors import StorageUnavailable
 from core.offload import run_blocking
 
 if TYPE_CHECKING:
-    from core.pipeline import Reply
+    from core.app import Reply
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
@@ -113,9 +114,7 @@ async def send_reply(
 
 def _remember_replies(services, chat_id: int, sent: list[Message], trace_id: str) -> None:
     for message in sent:
-        services.surfaces.remember_reply(
-            "telegram", str(chat_id), str(message.message_id), trace_id
-        )
+        elora.note_reply(services, "telegram", str(chat_id), str(message.message_id), trace_id)
 
 
 async def send_answer(update: Update, context: EloraContext, reply: Reply) -> list[Message]:

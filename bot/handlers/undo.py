@@ -8,6 +8,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
 
 from bot.context import EloraContext
+from core import app as elora
 from core.errors import EloraError
 from core.offload import run_blocking
 
@@ -23,23 +24,13 @@ def undo_keyboard(update: Update, context: EloraContext, action_id: str | None):
 def acting_here(update: Update):
     """Act as this Telegram user, in the bot: a long-running process that can hold a forget's
     undo in its memory."""
-    from core.undo.context import acting
-
-    return acting("telegram", actor=str(update.effective_user.id), holds=True)
+    return elora.acting("telegram", actor=str(update.effective_user.id), holds=True)
 
 
 def _undo(services, action_id: str, user_id: int):
     """Undo an action, if this user made it (the operator may undo any)."""
-    from core.errors import CannotUndo
-    from core.undo import log
-    from core.undo.context import acting
-    from core.undo.reverse import undo
-
-    action = log.get(services, action_id)
-    if action.actor not in (None, str(user_id)) and not services.settings.is_operator(user_id):
-        raise CannotUndo("only the person who did this (or the operator) can undo it")
-    with acting("telegram", actor=str(user_id), holds=True):
-        return undo(services, action_id)
+    with elora.acting("telegram", actor=str(user_id), holds=True):
+        return elora.undo(services, action_id, by=user_id)
 
 
 async def on_undo_button(update: Update, context: EloraContext) -> None:

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Footer, Header, Input, RichLog, Static
 from textual.worker import Worker, WorkerState
 
-from cockpit.screens.base import EloraScreen
+from cockpit.screens.base import EloraScreen, shown_safely
+from core import app as elora
 
 CHAT_ID = "cockpit"
+
+
+@dataclass
+class Answered(Message):
+    """Elora's reply to a message typed in the chat."""
+
+    reply: elora.Reply
 
 
 class ChatScreen(EloraScreen):
@@ -61,11 +72,11 @@ class ChatScreen(EloraScreen):
         event.input.value = ""
         self.query_one(RichLog).write(f"[b]you[/b] {escape(text)}")
         self._waiting(+1)
-        self.background(lambda: self._ask(text), self._answered, group="chat")
+        self.ask(text)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # EloraScreen's handler runs too (Textual calls the handler of every class in the MRO):
-        # calling it here as well showed every reply twice.
+        # calling it here as well showed every error twice.
         finished = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
         if event.worker.group == "chat" and event.state in finished:
             self._waiting(-1)
@@ -75,14 +86,17 @@ class ChatScreen(EloraScreen):
         status = "Elora is thinking…" if self.waiting else ""
         self.query_one("#chat-status", Static).update(status)
 
-    def _ask(self, text: str):
-        from core.pipeline import Request
+    @work(thread=True, exit_on_error=False, group="chat")
+    def ask(self, text: str) -> None:
+        """The same pipeline as every surface, on the cockpit's background loop."""
+        request = elora.Request(surface="cockpit", chat_id=CHAT_ID, text=text,
+                                user_id="operator", sender="operator")  # fmt: skip
+        reply = self.cockpit.loop_runner.run(elora.ask(self.services, request))
+        self.post_message(Answered(reply))
 
-        request = Request(surface="cockpit", chat_id=CHAT_ID, text=text, user_id="operator",
-                          sender="operator")  # fmt: skip
-        return self.app.loop_runner.run(self.services.assistant.handle(request))  # type: ignore[attr-defined]
-
-    def _answered(self, reply) -> None:
+    @shown_safely
+    def on_answered(self, answered: Answered) -> None:
+        reply = answered.reply
         log = self.query_one(RichLog)
         style = "" if reply.status == "answered" else "[yellow]"
         log.write(f"[b]elora[/b] {style}{escape(reply.text)}")

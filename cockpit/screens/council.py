@@ -6,13 +6,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Footer, Header, Input, RichLog, SelectionList
 
-from cockpit.screens.base import EloraScreen
+from cockpit.screens.base import EloraScreen, shown_safely
+from core import app as elora
 
 
 @dataclass
@@ -21,6 +23,20 @@ class RoundDone(Message):
 
     number: int
     record: dict[str, Any]
+
+
+@dataclass
+class SkillsLoaded(Message):
+    """The skills a council can seat."""
+
+    skills: list[Any]
+
+
+@dataclass
+class CouncilDone(Message):
+    """The council's transcript, synthesis included."""
+
+    transcript: dict[str, Any]
 
 
 class CouncilScreen(EloraScreen):
@@ -48,12 +64,17 @@ class CouncilScreen(EloraScreen):
     def on_mount(self) -> None:
         self.sub_title = "council: space picks skills (2-5), then a question and Enter"
 
-    def load(self, _query: None):
-        from core.council.skills import list_skills
+    def reload_data(self) -> None:
+        self.load_skills()
 
-        return list_skills(self.services)
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_skills(self) -> None:
+        """The skills of this home."""
+        self.post_message(SkillsLoaded(elora.list_skills(self.services)))
 
-    def show(self, skills) -> None:
+    @shown_safely
+    def on_skills_loaded(self, loaded: SkillsLoaded) -> None:
+        skills = loaded.skills
         ids = [skill.skill_id for skill in skills]
         if ids == self.skill_ids:
             return  # unchanged: keep the cursor and the choices where they are
@@ -82,19 +103,20 @@ class CouncilScreen(EloraScreen):
         self.query_one(RichLog).write(
             f"[b]Council[/b] on: {escape(question)} — {escape(', '.join(skills)) or 'no skills selected'}"
         )
-        self.background(lambda: self._convene(question, skills), self._done, group="council")
+        self.convene(question, skills)
 
-    def _convene(self, question: str, skills: list[str]):
-        from core.council.council import consult_council
+    @work(thread=True, exit_on_error=False, group="council")
+    def convene(self, question: str, skills: list[str]) -> None:
+        """Seat the council on the cockpit's background loop; rounds arrive as they end."""
 
         async def on_round(number: int, record: dict) -> None:
             # Posting never blocks: the core loop must not wait on the UI (or quitting mid-way
             # would leave it stuck waiting for a screen that is gone).
             self.post_message(RoundDone(number, record))
 
-        coroutine = consult_council(self.services, question, skills, surface="cockpit",
-                                    chat_id="cockpit", on_round=on_round)  # fmt: skip
-        return self.app.loop_runner.run(coroutine)  # type: ignore[attr-defined]
+        coroutine = elora.council(self.services, question, skills, surface="cockpit",
+                                  chat_id="cockpit", on_round=on_round)  # fmt: skip
+        self.post_message(CouncilDone(self.cockpit.loop_runner.run(coroutine)))
 
     def on_round_done(self, message: RoundDone) -> None:
         log = self.query_one(RichLog)
@@ -107,7 +129,9 @@ class CouncilScreen(EloraScreen):
         for f in record["failures"]:
             log.write(f"[red]{escape(f['participant'])} failed: {escape(f['error'])}[/red]")
 
-    def _done(self, transcript) -> None:
+    @shown_safely
+    def on_council_done(self, done: CouncilDone) -> None:
+        transcript = done.transcript
         log = self.query_one(RichLog)
         log.write("[b]Synthesis[/b]")
         log.write(escape(transcript["synthesis"]["text"]))

@@ -8,15 +8,18 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
+from cockpit.screens.base import EloraScreen, shown_safely
 from cockpit.widgets.dialogs import ConfirmDialog
-from core.memory.fading import SOON_DAYS
-from core.memory.schema import PROMOTED_FROM, STATUSES, TIERS
+from cockpit.widgets.tables import RowTable
+from core import app as elora
+from core.memory.vocabulary import MEMORY_TIERS, PROMOTED_FROM, STATUSES, TIER_SHORT
 
 PAGE = 50
 VERSIONS_SHOWN = 6
@@ -40,6 +43,36 @@ class MemoryQuery:
     scope: str | None
     topic: str | None
     offset: int
+
+
+@dataclass
+class PageLoaded(Message):
+    """A page of entries for a query, loaded in a worker."""
+
+    query: MemoryQuery
+    page: elora.MemoryPage
+
+
+@dataclass
+class DetailsLoaded(Message):
+    """The links and history of an entry, loaded in a worker."""
+
+    details: elora.EntryDetails
+
+
+@dataclass
+class Forgotten(Message):
+    """An entry was erased from every store; `held`: its undo is held in this process."""
+
+    memory_id: str
+    held: bool = False
+
+
+@dataclass
+class Restored(Message):
+    """A faded entry is back in recall."""
+
+    memory_id: str
 
 
 class MemoryScreen(EloraScreen):
@@ -71,21 +104,21 @@ class MemoryScreen(EloraScreen):
         yield Header()
         with Horizontal(id="memory-filters"):
             yield Input(placeholder="search memory (/ to focus)", id="search")
-            yield Select([(t, t) for t in TIERS], prompt="any tier", id="tier")
+            yield Select([(t, t) for t in MEMORY_TIERS], prompt="any tier", id="tier")
             yield Select([(s, s) for s in (*STATUSES, FADING)], value="active",
                          allow_blank=True, prompt="any status", id="status")  # fmt: skip
             yield Input(placeholder="scope", id="scope")
             yield Input(placeholder="topic", id="topic")
         with Horizontal():
             with Vertical(id="memory-list"):
-                yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                yield RowTable(id="entries", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="memory-page", classes="hint")
             with VerticalScroll(id="memory-detail", classes="detail"):
                 yield Static("No entry selected.", id="memory-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(RowTable)
         for label, width in (("memory_id", 22), ("tier", 4), ("imp", 3), ("text", 200)):
             table.add_column(label, width=width)
         table.focus()
@@ -108,87 +141,50 @@ class MemoryScreen(EloraScreen):
             offset=self.page_start,
         )
 
-    def load(self, q: MemoryQuery) -> dict[str, Any]:
-        memory = self.services.memory
+    def reload_data(self) -> None:
+        self.load_page(self.query_state())  # read on the UI thread, used in the worker
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_page(self, q: MemoryQuery) -> None:
+        """A page of entries (never a full load), one page of search results, or what fades
+        soon."""
         if q.status == FADING and not q.text:
-            return self._load_fading(q)
-        if q.text:
-            if q.mode == "semantic":
-                statuses = (q.status,) if q.status else STATUSES
-                hits, degraded = memory.search(q.text, PAGE, statuses=statuses,
-                                               tiers=[q.tier] if q.tier else None,
-                                               scopes=[q.scope] if q.scope else None)  # fmt: skip
-                rows = [h.entry for h in hits]
-            else:
-                rows, degraded = memory.fulltext(q.text, PAGE, q.status), False
-                rows = [e for e in rows if (not q.tier or e.tier == q.tier)
-                        and (not q.scope or e.scope == q.scope)]  # fmt: skip
-            if q.topic:
-                rows = [e for e in rows if q.topic.lower() in e.topics]
-            total = len(rows)
-        else:
-            rows = memory.list(tier=q.tier, scope=q.scope, topic=q.topic, status=q.status,
-                               limit=PAGE, offset=q.offset)  # fmt: skip
-            total, degraded = (
-                memory.count(q.status, tier=q.tier, scope=q.scope, topic=q.topic),
-                False,
-            )
-        return {"query": q, "rows": rows, "total": total, "degraded": degraded}
+            page = elora.fading_soon(self.services, tier=q.tier, scope=q.scope, topic=q.topic)
+            self.post_message(PageLoaded(q, page))
+            return
+        status = None if q.status == FADING else q.status
+        page = elora.browse_memory(
+            self.services, text=q.text, mode=q.mode, tier=q.tier, status=status,
+            scope=q.scope, topic=q.topic, limit=PAGE, offset=q.offset,
+        )  # fmt: skip
+        self.post_message(PageLoaded(q, page))
 
-    def _load_fading(self, q: MemoryQuery) -> dict[str, Any]:
-        """Active entries due to fade within SOON_DAYS, soonest first, with when."""
-        from core.ids import memory_uuid
-        from core.memory.fading import schedule
-
-        due = schedule(self.services, within_days=SOON_DAYS)
-        found = self.services.memory.by_uuids([memory_uuid(life.memory_id) for life in due])
-        rows = [found[memory_uuid(life.memory_id)] for life in due
-                if memory_uuid(life.memory_id) in found]  # fmt: skip
-        rows = [e for e in rows if (not q.tier or e.tier == q.tier)
-                and (not q.scope or e.scope == q.scope)
-                and (not q.topic or q.topic.lower() in e.topics)]  # fmt: skip
-        fades = {life.memory_id: life.fades_at for life in due}
-        return {"query": q, "rows": rows, "total": len(rows), "degraded": False, "fades": fades}
-
-    def _details(self, entry) -> dict[str, Any]:
-        """Links, history, versions and fading schedule of an entry (fetched in a worker, not
-        on the UI thread)."""
-        from core.memory.fading import lifetime, recall_counts
-        from core.memory.versions import history
-
-        memory = self.services.memory
-        links = memory.links_of([entry.uuid])
-        related = memory.by_uuids([u for link in links for u in (link.from_uuid, link.to_uuid)])
-        versions = history(self.services, entry.memory_id) if memory.get(entry.memory_id) else []
-        life = lifetime(entry, *recall_counts(self.services, [entry.uuid])[entry.uuid])
-        return {"uuid": entry.uuid, "links": links, "related": related, "versions": versions,
-                "lifetime": life}  # fmt: skip
-
-    def show(self, data: dict[str, Any]) -> None:
-        q: MemoryQuery = data["query"]
-        self.entries = {e.memory_id: e for e in data["rows"]}
-        self.total = data["total"]
-        fades = data.get("fades", {})
+    @shown_safely
+    def on_page_loaded(self, loaded: PageLoaded) -> None:
+        q, page = loaded.query, loaded.page
+        self.entries = {e.memory_id: e for e in page.entries}
+        self.total = page.total
 
         def text(e) -> str:
-            when = f"fades {fades[e.memory_id]:%Y-%m-%d} · " if e.memory_id in fades else ""
+            fades = page.fades.get(e.memory_id)
+            when = f"fades {fades:%Y-%m-%d} · " if fades else ""
             return when + e.canonical_text.replace("\n", " ")
 
         rows = [(e.memory_id, (e.memory_id, TIER_SHORT.get(e.tier, e.tier[:4]), str(e.importance),
-                               text(e))) for e in data["rows"]]  # fmt: skip
+                               text(e))) for e in page.entries]  # fmt: skip
         moved, self.shown_query = self.shown_query != q, q
-        changed = refill(self.query_one(DataTable), rows, top=moved)
+        changed = self.query_one(RowTable).refill(rows, top=moved)
         if q.status == FADING and not q.text:
-            where = (f"{self.total} fading within {SOON_DAYS} days, soonest first "
+            where = (f"{self.total} fading within {elora.SOON_DAYS} days, soonest first "
                      "(the detail says why; u restores a faded entry)")  # fmt: skip
         elif q.text:
             where = f"{q.mode} search {q.text!r}: {self.total} found (esc clears)"
-            if data["degraded"]:
+            if page.degraded:
                 where += " · DEGRADED: embeddings unavailable, lexical only"
         elif not self.total:
             where = "no entry matches these filters"
         else:
-            last = q.offset + len(data["rows"])
+            last = q.offset + len(page.entries)
             where = f"rows {q.offset + 1:,}–{last:,} of {self.total:,}  (] next, [ previous)"
         self.query_one("#memory-page", Static).update(where)
         if changed or _detail_key(self._selected()) != self.detail_key:
@@ -198,11 +194,7 @@ class MemoryScreen(EloraScreen):
         self.detail_key = None  # ctrl+r also reloads the selected entry's links
 
     def _selected(self):
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.entries.get(key)
+        return self.entries.get(self.query_one(RowTable).selected_key() or "")
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
         if _detail_key(self._selected()) != self.detail_key:  # not already asked for by show()
@@ -214,12 +206,18 @@ class MemoryScreen(EloraScreen):
         if entry is None:
             self.query_one("#memory-body", Static).update("No entry here.")
             return
-        self.background(lambda: self._details(entry), self._render_detail, group="detail")
+        self.load_details(entry)
 
-    def _render_detail(self, details: dict[str, Any]) -> None:
+    @work(thread=True, exclusive=True, exit_on_error=False, group="detail")
+    def load_details(self, entry) -> None:
+        """Links and history of an entry (a newer selection makes an older load moot)."""
+        self.post_message(DetailsLoaded(elora.entry_details(self.services, entry)))
+
+    @shown_safely
+    def on_details_loaded(self, loaded: DetailsLoaded) -> None:
         entry = self._selected()
-        if entry is not None and entry.uuid == details["uuid"]:
-            self.query_one("#memory-body", Static).update(render_entry(entry, details))
+        if entry is not None and entry.uuid == loaded.details.uuid:
+            self.query_one("#memory-body", Static).update(render_entry(entry, loaded.details))
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -227,7 +225,7 @@ class MemoryScreen(EloraScreen):
         if event.input.id == "search":
             self.query_text = event.value.strip()
         self.page_start = 0
-        self.query_one(DataTable).focus()  # so ] [ f and the arrows act on the results
+        self.query_one(RowTable).focus()  # so ] [ f and the arrows act on the results
         self.action_refresh_data()
 
     def on_select_changed(self, _event: Select.Changed) -> None:
@@ -241,7 +239,7 @@ class MemoryScreen(EloraScreen):
         self.query_one("#search", Input).value = ""
         self.query_text = ""
         self.page_start = 0
-        self.query_one(DataTable).focus()
+        self.query_one(RowTable).focus()
         self.action_refresh_data()
 
     def action_toggle_mode(self) -> None:
@@ -253,7 +251,7 @@ class MemoryScreen(EloraScreen):
     def action_cycle(self, which: str) -> None:
         """t / x: step the tier or status filter through its values and back to any."""
         select = self.query_one(f"#{which}", Select)
-        values = [None, *(TIERS if which == "tier" else (*STATUSES, FADING))]
+        values = [None, *(MEMORY_TIERS if which == "tier" else (*STATUSES, FADING))]
         current = None if select.value in (Select.NULL, None) else select.value
         following = values[(values.index(current) + 1) % len(values)]
         if following is None:
@@ -270,36 +268,50 @@ class MemoryScreen(EloraScreen):
             self.page_start = new
             self.action_refresh_data()
 
+    @work(thread=True, exit_on_error=False, group="action")
+    def forget(self, memory_id: str) -> None:
+        """Erase an entry from every store, in a worker (undoable with z while this runs)."""
+        with self.as_operator() as who:
+            elora.forget(self.services, memory_id)
+        self.post_message(Forgotten(memory_id, held=who.last_action is not None))
+
+    def on_forgotten(self, forgotten: Forgotten) -> None:
+        after = f" · z: {elora.undo_note(self.services)}" if forgotten.held else ""
+        self.notify(f"forgot {forgotten.memory_id}{after}")
+        self.action_refresh_data()
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def restore(self, memory_id: str) -> None:
+        """Bring a faded entry back to recall, in a worker (undoable with z)."""
+        with self.as_operator():
+            elora.restore_memory(self.services, memory_id)
+        self.post_message(Restored(memory_id))
+
+    def on_restored(self, restored: Restored) -> None:
+        self.notify(f"restored {restored.memory_id}{self.undo_hint()}")
+        self.action_refresh_data()
+
     def action_restore(self) -> None:
         """u: bring a faded entry back to recall, with a fresh lifetime."""
-        from core.memory.fading import restore
-
         entry = self._selected()
         if entry is None or entry.status != "faded":
             self.notify("Only a faded entry can be restored (x shows the faded ones).",
                         severity="warning")  # fmt: skip
             return
-        self.background(self.as_operator(lambda: restore(self.services, entry.memory_id)),
-                        lambda r: self.action_refresh_data(),
-                        success=f"restored {entry.memory_id}{self.undo_hint()}")  # fmt: skip
+        self.restore(entry.memory_id)
 
     def action_forget(self) -> None:
-        from core.memory.unforget import forget, undo_note
-
         entry = self._selected()
         if entry is None:
             self.notify("No entry selected.", severity="warning")
             return
         held = self.services.settings.undo_minutes > 0
-        after = f" · z: {undo_note(self.services)}" if held else ""
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(self.as_operator(lambda: forget(self.services, entry.memory_id)),
-                                lambda r: self.action_refresh_data(),
-                                success=f"forgot {entry.memory_id}{after}")  # fmt: skip
+                self.forget(entry.memory_id)
 
-        then = (f"It is erased from every store; {undo_note(self.services)}." if held
+        then = (f"It is erased from every store; {elora.undo_note(self.services)}." if held
                 else "It is erased from every store; this cannot be undone.")  # fmt: skip
         question = f"Forget {entry.memory_id}?\n\n{entry.canonical_text[:200]}\n\n{then}"
         self.app.push_screen(ConfirmDialog(question, yes="Forget"), confirmed)
@@ -310,7 +322,7 @@ def _detail_key(entry) -> tuple[str, str] | None:
     return None if entry is None else (entry.uuid, entry.status)
 
 
-def render_entry(entry, details: dict[str, Any]) -> Group:
+def render_entry(entry, details: elora.EntryDetails) -> Group:
     """The detail pane: text, classification, provenance, links and history."""
     parts: list[Any] = [
         f"[b]{escape(entry.canonical_text)}[/b]",
@@ -328,9 +340,9 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
     ]
     for s in entry.sources or [{"origin": "unknown"}]:
         parts.append(escape(" · ".join(f"{k} {v}" for k, v in s.items() if v is not None)))
-    parts += _fading_lines(entry, details.get("lifetime"))
-    related = details.get("related", {})
-    mine = [x for x in details.get("links", []) if entry.uuid in (x.from_uuid, x.to_uuid)]
+    parts += _fading_lines(entry, details.lifetime)
+    related = details.related
+    mine = [x for x in details.links if entry.uuid in (x.from_uuid, x.to_uuid)]
     if mine:
         parts += ["", "[b]Links and history[/b]"]
         for link in mine:
@@ -341,7 +353,7 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
             relation = link.relation if outgoing else PASSIVE.get(link.relation, link.relation)
             parts.append(escape(f"{'→' if outgoing else '←'} {relation} {other.memory_id} "
                                 f"({other.status}): {other.canonical_text[:120]}"))  # fmt: skip
-    versions = details.get("versions") or []
+    versions = details.versions
     if len(versions) > 1:  # one version is the entry as shown above
         parts += ["", f"[b]Versions[/b] (elora history {escape(entry.memory_id)})"]
         for v in versions[-VERSIONS_SHOWN:]:
@@ -351,7 +363,7 @@ def render_entry(entry, details: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-def _fading_lines(entry, life) -> list[Any]:
+def _fading_lines(entry, life: elora.Lifetime | None) -> list[Any]:
     """When the entry fades and why, or when it faded (and that u restores it)."""
     attrs = entry.attributes or {}
     if entry.status == "faded":

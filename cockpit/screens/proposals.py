@@ -8,15 +8,20 @@ from typing import Any
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from cockpit.screens.base import TIER_SHORT, EloraScreen, refill
+from cockpit.screens.base import EloraScreen, shown_safely
 from cockpit.widgets.dialogs import ConfirmDialog, EditDialog
+from cockpit.widgets.tables import RowTable
+from core import app as elora
+from core.memory.vocabulary import TIER_SHORT
 
-OPEN = ("pending", "recommended")
+OPEN = elora.OPEN
 REJECTED = ("rejected",)
 LIMIT = 200
 STATUS_MARK = {"recommended": "★", "rejected": "✗"}
@@ -29,16 +34,24 @@ RELATION = {
     "time_limit": "limits an entry in time (approving sets its end date)",
     "forget": "forgets an entry (its mirror file was deleted; approving forgets it for real)",
 }
+ProposalView = elora.ProposalView
 
 
 @dataclass
-class ProposalView:
-    """A proposal with what the reviewer needs beside it."""
+class QueueLoaded(Message):
+    """The proposals of a view, loaded in a worker."""
 
-    proposal: Any
-    conflict: Any | None
-    sources: list[dict[str, Any]]
-    approving: bool = False  # a surface is writing its decision right now
+    view: tuple[str, ...]
+    views: list[ProposalView]
+    total: int
+    recommended: int
+
+
+@dataclass
+class Decided(Message):
+    """A decision was written (approve, edit, reject, restore, approve all ★)."""
+
+    notice: str
 
 
 class ProposalsScreen(EloraScreen):
@@ -65,13 +78,13 @@ class ProposalsScreen(EloraScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal():
-            yield DataTable(id="proposals", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="proposals", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="proposal-detail", classes="detail"):
                 yield Static("No proposal selected.", id="proposal-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(RowTable)
         # Fixed widths: the layout does not jump from one reload to the next.
         for label, width in (("", 2), ("A-MAC", 5), ("kind", 10), ("tier", 4), ("text", 200)):
             table.add_column(label, width=width)
@@ -87,40 +100,28 @@ class ProposalsScreen(EloraScreen):
             return (self.view == OPEN) == (parameters[0] == "rejected")
         return True
 
-    def query_state(self) -> tuple[str, ...]:
-        return self.view
+    # -- loading ---------------------------------------------------------------------------
 
-    def load(self, view: tuple[str, ...]) -> dict[str, Any]:
-        from core.learning.canonical import capture_sources
-        from core.learning.proposals import being_decided
+    def reload_data(self) -> None:
+        self.load_queue(self.view)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_queue(self, view: tuple[str, ...]) -> None:
+        """The view's proposals with their conflicts and source messages, and the counts."""
         services = self.services
-        rows = services.proposals.list(view, limit=LIMIT)
-        conflicts = services.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
-        # One query for every source message of the page, not one per proposal.
-        wanted = [c for p in rows for c in p.source_capture_ids]
-        sources = {s["capture_id"]: s for s in capture_sources(services, wanted)}
-        views = []
-        now = services.clock.now()
-        for p in rows:
-            found = [sources[c] for c in p.source_capture_ids if c in sources]
-            views.append(
-                ProposalView(p, conflicts.get(p.conflict_uuid), found, being_decided(p, now))
-            )
-        return {
-            "view": view,
-            "views": views,
-            "total": services.proposals.count(view),
-            "recommended": services.proposals.count(("recommended",)),
-        }
+        views = elora.review_queue(services, view, LIMIT, sources=True)
+        total = elora.count_proposals(services, view)
+        recommended = elora.count_proposals(services, ("recommended",))
+        self.post_message(QueueLoaded(view, views, total, recommended))
 
-    def show(self, data: dict[str, Any]) -> None:
-        if data["view"] != self.view:
+    @shown_safely
+    def on_queue_loaded(self, data: QueueLoaded) -> None:
+        if data.view != self.view:
             return  # loaded for the view the operator just left
         view_changed, self.shown_view = self.shown_view != self.view, self.view
-        views = data["views"]
+        views = data.views
         self.rows = {v.proposal.id: v for v in views}
-        self.recommended = data["recommended"]
+        self.recommended = data.recommended
         rows = []
         for v in views:
             p = v.proposal
@@ -129,27 +130,21 @@ class ProposalsScreen(EloraScreen):
             total = f"{p.total:.2f}" if p.total is not None else "-"
             tier = TIER_SHORT.get(p.tier, p.tier[:4])
             rows.append((p.id, (mark, total, p.kind, tier, p.text.replace("\n", " "))))
-        refill(self.query_one(DataTable), rows, top=view_changed)
+        self.query_one(RowTable).refill(rows, top=view_changed)
         name = "rejected" if self.view == REJECTED else "open"
-        shown = f"{len(views)} of {data['total']}" if data["total"] > len(views) else len(views)
+        shown = f"{len(views)} of {data.total}" if data.total > len(views) else len(views)
         extra = f", {self.recommended} recommended ★" if self.view == OPEN else ""
         approving = sum(v.approving for v in views)
         extra += f", {approving} approving…" if approving else ""
         self.sub_title = f"{name} proposals: {shown}{extra}"
         self._detail()
 
-    def _selected_id(self) -> str | None:
-        table = self.query_one(DataTable)
-        if table.row_count == 0:
-            return None
-        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self._detail()
 
     def _detail(self) -> None:
         body = self.query_one("#proposal-body", Static)
-        view = self.rows.get(self._selected_id() or "")
+        view = self.rows.get(self.query_one(RowTable).selected_key() or "")
         if view is None:
             body.update("No proposal here." if not self.rows else "")
             return
@@ -158,69 +153,78 @@ class ProposalsScreen(EloraScreen):
     # -- actions ---------------------------------------------------------------------------
 
     def _current(self):
-        view = self.rows.get(self._selected_id() or "")
+        view = self.rows.get(self.query_one(RowTable).selected_key() or "")
         if view is None:
             self.notify("No proposal selected.", severity="warning")
         return view.proposal if view else None
 
-    def _reload(self, _result: Any = None) -> None:
+    @work(thread=True, exit_on_error=False, group="action")
+    def approve(self, proposal_id: str, edit: str | None, notice: str) -> None:
+        """Approve (optionally edited) in a worker (undoable with z)."""
+        with self.as_operator():
+            elora.approve(self.services, proposal_id, edit=edit)
+        self.post_message(Decided(notice + self.undo_hint()))
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def reject(self, proposal_id: str, notice: str) -> None:
+        """Reject in a worker."""
+        elora.reject(self.services, proposal_id)
+        self.post_message(Decided(notice))
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def restore(self, proposal_id: str, notice: str) -> None:
+        """Restore a rejected proposal in a worker."""
+        elora.restore(self.services, proposal_id)
+        self.post_message(Decided(notice))
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def approve_all_recommended(self) -> None:
+        """Approve every recommended proposal in a worker."""
+        with self.as_operator():
+            entries = elora.approve_recommended(self.services)
+        self.post_message(Decided(f"approved {len(entries)} recommended{self.undo_hint()}"))
+
+    def on_decided(self, decided: Decided) -> None:
+        self.notify(decided.notice)
         self.action_refresh_data()
 
     def action_approve(self) -> None:
-        from core.learning.review import approve
-
         p = self._current()
         if p is not None:
-            self.background(self.as_operator(lambda: approve(self.services, p.id)), self._reload,
-                            success=f"approved: {p.text[:40]}{self.undo_hint()}")  # fmt: skip
+            self.approve(p.id, None, f"approved: {p.text[:40]}")
 
     def action_edit(self) -> None:
-        from core.learning.review import approve
-
         p = self._current()
         if p is None:
             return
 
         def edited(text: str | None) -> None:
             if text:
-                self.background(self.as_operator(lambda: approve(self.services, p.id, edit=text)),
-                                self._reload,
-                                success=f"edited and approved{self.undo_hint()}")  # fmt: skip
+                self.approve(p.id, text, "edited and approved")
 
         self.app.push_screen(EditDialog("Edit, then approve", p.text), edited)
 
     def action_reject(self) -> None:
-        from core.learning.review import reject
-
         p = self._current()
         if p is not None:
-            self.background(lambda: reject(self.services, p.id), self._reload,
-                            success="rejected (v shows the rejected ones, u restores)")  # fmt: skip
+            self.reject(p.id, "rejected (v shows the rejected ones, u restores)")
 
     def action_approve_recommended(self) -> None:
-        from core.learning.review import approve_recommended
-
         if not self.recommended:
             self.notify("No recommended proposal to approve.", severity="warning")
             return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.background(self.as_operator(lambda: approve_recommended(self.services)),
-                                lambda entries: (self.notify(f"approved {len(entries)} "
-                                                             f"recommended{self.undo_hint()}"),
-                                                 self._reload()))  # fmt: skip
+                self.approve_all_recommended()
 
         question = f"Approve all {self.recommended} recommended proposal(s)?"
         self.app.push_screen(ConfirmDialog(question, yes="Approve"), confirmed)
 
     def action_restore(self) -> None:
-        from core.learning.review import restore
-
         p = self._current()
         if p is not None:
-            self.background(lambda: restore(self.services, p.id), self._reload,
-                            success=f"restored: {p.text[:40]}")  # fmt: skip
+            self.restore(p.id, f"restored: {p.text[:40]}")
 
     def action_view(self, which: str) -> None:
         self.view = REJECTED if which == "rejected" else OPEN

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.markup import escape
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Label, Sparkline, Static
 
-from cockpit.screens.base import EloraScreen, refill
-from core.traces import escalation_path
+from cockpit.screens.base import EloraScreen, shown_safely
+from cockpit.widgets.tables import RowTable
+from core import app as elora
+
+
+@dataclass
+class TracesLoaded(Message):
+    """Recent traces and the activity of the last days."""
+
+    recent: list[Any]
+    daily: list[dict[str, Any]]
 
 
 class TracesScreen(EloraScreen):
@@ -26,7 +38,7 @@ class TracesScreen(EloraScreen):
                 yield Label("spend / day (14 d)", id="spend-label")
                 yield Sparkline([], id="spend-chart")
         with Horizontal(id="traces-main"):
-            yield DataTable(id="traces", cursor_type="row", zebra_stripes=True)
+            yield RowTable(id="traces", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(classes="detail", id="trace-detail"):
                 yield Static("", id="trace-body")
         yield Footer()
@@ -36,7 +48,7 @@ class TracesScreen(EloraScreen):
         self.traces: dict[str, Any] = {}
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(RowTable)
         # The models column is the escalation path (LITE→FLASH): it says what an escalation
         # count would, and which tiers answered.
         for label, width in (("time", 11), ("surface", 8), ("intent", 19), ("models", 14),
@@ -44,12 +56,19 @@ class TracesScreen(EloraScreen):
             table.add_column(label, width=width)
         self.sub_title = "traces"
 
-    def load(self, _query: None) -> dict[str, Any]:
-        traces = self.services.traces
-        return {"recent": traces.recent(200), "daily": traces.daily(14)}
+    def reload_data(self) -> None:
+        self.load_traces()
 
-    def show(self, data: dict[str, Any]) -> None:
-        daily = data["daily"]
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load")
+    def load_traces(self) -> None:
+        """The latest 200 requests and the last 14 days."""
+        services = self.services
+        recent = elora.recent_traces(services, 200)
+        self.post_message(TracesLoaded(recent, elora.daily_activity(services, 14)))
+
+    @shown_safely
+    def on_traces_loaded(self, data: TracesLoaded) -> None:
+        daily = data.daily
         self.query_one("#requests-chart", Sparkline).data = [d["requests"] for d in daily]
         self.query_one("#spend-chart", Sparkline).data = [d["cost"] for d in daily]
         total = sum(d["cost"] for d in daily)
@@ -57,15 +76,15 @@ class TracesScreen(EloraScreen):
             f"requests / day (14 d): {sum(d['requests'] for d in daily)} in all"
         )
         self.query_one("#spend-label", Label).update(f"spend / day (14 d): ${total:.4f} in all")
-        self.traces = {t.id: t for t in data["recent"]}
+        self.traces = {t.id: t for t in data.recent}
         rows = []
-        for t in data["recent"]:
-            models = escalation_path(t)
+        for t in data.recent:
+            models = elora.escalation_path(t)
             cost = "?" if t.cost is None else f"{t.cost:.5f}"
             rows.append((t.id, (f"{t.created_at:%m-%d %H:%M}", t.surface,
                                 str((t.classification or {}).get("intent", "-")), models,
                                 str(t.latency_ms), cost)))  # fmt: skip
-        refill(self.query_one(DataTable), rows)
+        self.query_one(RowTable).refill(rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         trace = self.traces.get(event.row_key.value)

@@ -9,6 +9,17 @@ from core.archive.records import CaptureIn
 from core.ids import chunk_id
 
 
+@dataclass(frozen=True)
+class ChunkSizes:
+    """How the archive cuts messages into searchable chunks (from the settings)."""
+
+    window_messages: int  # short messages of one conversation joined, at most this many
+    window_chars: int  # …and this long
+    window_gap: timedelta  # a pause this long starts a new window
+    chunk_chars: int  # a long message is cut into parts this long
+    overlap: int  # parts overlap by this many characters
+
+
 @dataclass
 class ChunkPlan:
     """A chunk to write: its text and the captures it covers."""

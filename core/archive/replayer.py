@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core.errors import EloraError
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +27,9 @@ MAX_RETRY = 30.0
 class SpoolReplayer:
     """Knows whether this home's spool may hold something; replays it in a background thread."""
 
-    def __init__(self, services: Services):
-        self.services = services
+    def __init__(self, spool: Spool, replay: Callable[[], dict[str, int]]):
+        self.spool = spool
+        self.replay = replay  # the archive's replay: captures and traces, then indexing
         self._lock = threading.Lock()
         self._armed: bool | None = None  # None: not looked at the spool directory yet
         self._running = False
@@ -47,11 +49,11 @@ class SpoolReplayer:
 
     def poke(self) -> None:
         """A write just succeeded: if anything waits in the spool, replay it now."""
-        if self.services.spool.in_replay():  # the replay's own writes
+        if self.spool.in_replay():  # the replay's own writes
             return
         with self._lock:
             if self._armed is None:  # first write of this process: look once
-                self._armed = bool(self.services.spool.files())
+                self._armed = bool(self.spool.files())
             if not self._armed:
                 return
             if self._running:
@@ -85,11 +87,11 @@ class SpoolReplayer:
     def replay_now(self) -> bool:
         """Replay the spool in this thread; True when it is empty afterwards."""
         try:
-            report = self.services.archive.replay_spool()
+            report = self.replay()
         except EloraError as exc:  # still unwritable: the timer tries again
             log.info("spool replay deferred: %s", exc)
             return False
-        empty = not self.services.spool.files()
+        empty = not self.spool.files()
         with self._lock:
             self._armed = not empty
         if report["lines"]:

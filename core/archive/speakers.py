@@ -13,6 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from core.storage import meta
+
 if TYPE_CHECKING:
     from core.services import Services
 
@@ -22,9 +24,9 @@ META_KEY = "operator_telegram_ids"
 def known_operator_ids(services: Services) -> set[str]:
     """Every Telegram id known to be the operator's (settings and past imports)."""
     ids = {str(i) for i in services.settings.operator_ids()}
-    rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (META_KEY,))
-    if rows:
-        ids |= {str(i) for i in json.loads(rows[0][0])}
+    stored = meta.get(services.db, META_KEY)
+    if stored:
+        ids |= {str(i) for i in json.loads(stored)}
     return ids
 
 
@@ -33,14 +35,10 @@ def record_operator_ids(services: Services, ids: Iterable[str]) -> int:
     many messages changed."""
     new = {str(i) for i in ids}
     if new:
-        rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (META_KEY,))
-        kept = set(json.loads(rows[0][0])) if rows else set()
+        stored = meta.get(services.db, META_KEY)
+        kept = set(json.loads(stored)) if stored else set()
         if not new <= kept:
-            services.db.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (META_KEY, json.dumps(sorted(kept | new))),
-            )
+            meta.put(services.db, META_KEY, json.dumps(sorted(kept | new)))
     return refresh(services)
 
 
@@ -50,17 +48,7 @@ def refresh(services: Services) -> int:
     ids = sorted(known_operator_ids(services))
     if not ids:
         return 0
-    marks = ",".join("?" * len(ids))
-    changed = services.db.execute(
-        f"UPDATE captures SET is_operator = TRUE WHERE surface = 'telegram' AND role = 'user' "
-        f"AND user_id IN ({marks}) AND is_operator IS NOT TRUE",
-        tuple(ids),
-    )
-    return changed + services.db.execute(
-        f"UPDATE captures SET is_operator = FALSE WHERE surface = 'telegram' AND role = 'user' "
-        f"AND user_id IS NOT NULL AND user_id NOT IN ({marks}) AND is_operator IS NULL",
-        tuple(ids),
-    )
+    return services.archive.captures.mark_operators(ids)
 
 
 def is_operator_speaker(operator_ids: set[str], user_id: str | None) -> bool | None:

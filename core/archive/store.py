@@ -4,24 +4,29 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
-from datetime import UTC, timedelta
+from datetime import UTC
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from core.archive.chunking import ChunkPlan, plan_chunks, single_chunks
+from sqlmodel import col, func, select
+
+from core.archive import turns
+from core.archive.captures import Captures
+from core.archive.chunking import ChunkPlan, ChunkSizes, plan_chunks, single_chunks
 from core.archive.records import CaptureIn, CaptureResult, length_problem, reply_message_id
 from core.errors import EloraError, InvalidInput, StorageUnavailable
-from core.storage.db import db_time, from_db_time, run, run_many
+from core.storage.db import db_time, from_db_time, run
+from core.storage.models import Capture, Chunk
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.archive.spool import Spool
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
-
-ROLE_LABELS = {"user", "assistant", "system"}
 
 # ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike): a capture or chunk stored before is
 # skipped, and RETURNING then gives no row.
@@ -35,30 +40,6 @@ INSERT INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
     first_at, last_at, part, vector_state)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT DO NOTHING RETURNING rowid
 """
-
-
-def embedding_text(text: str, speakers: list[str]) -> str:
-    """A chunk's text as embedded: each speaker named once per turn, by first name.
-
-    The model is paid per token, so full "Camille Martin: " labels on every line cost about a
-    fifth of an import; but who said something matters for recall ("what did Léa say…"), so a
-    short label stays where the speaker changes. Full names stay in the chunk's text (FTS).
-    """
-    names = sorted(set(speakers) | ROLE_LABELS, key=len, reverse=True)
-    if not names:
-        return text
-    label = re.compile(rf"^({'|'.join(re.escape(n) for n in names if n)}): ")
-    lines, previous = [], None
-    for line in text.split("\n"):
-        match = label.match(line)
-        if match is None:
-            lines.append(line)
-            continue
-        speaker = match.group(1)
-        body = line[match.end() :]
-        lines.append(body if speaker == previous else f"{speaker.split()[0]}: {body}")
-        previous = speaker
-    return "\n".join(lines)
 
 
 def epoch_seconds(value) -> int:
@@ -78,12 +59,27 @@ def _dumps(value) -> str:
 class Archive:
     """Captures, chunks and their vectors; the first thing every request touches."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.settings = services.settings
-        self.db = services.db
-        self.spool = services.spool
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        spool: Spool,
+        vectorspace: VectorSpace,
+        sizes: ChunkSizes,
+        *,
+        spooled: Callable[[], None] = lambda: None,
+        store_traces: Callable[[list[dict[str, Any]]], int] | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.spool = spool
+        self.vectorspace = vectorspace
+        self.sizes = sizes
+        self.spooled = spooled  # tells the replayer that something waits in the spool
+        self.store_traces = store_traces  # the spool holds traces too: their owner stores them
         self._indexing = threading.Lock()
+        # Reads and flag updates beyond the write path: consent, speakers, learning progress.
+        self.captures = Captures(self.db)
 
     @cached_property
     def indexer(self):
@@ -106,7 +102,7 @@ class Archive:
             # Info, not warning: the surface tells the user once (a note), the replay logs
             # what it stored, and a CLI's stderr stays one line.
             log.info("database unavailable, capture %s spooled: %s", item.id, exc)
-            self.services.replayer.spooled()
+            self.spooled()
             return CaptureResult(item.id, "spooled")
         if not new:
             return CaptureResult(self._existing_id(item), "duplicate")
@@ -120,7 +116,7 @@ class Archive:
 
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
-        now = db_time(self.services.clock.now())
+        now = db_time(self.clock.now())
         dialect = self.db.dialect
 
         def write(session) -> tuple[int, list[str]]:
@@ -152,20 +148,20 @@ class Archive:
         return fresh, rowids
 
     def _plan(self, fresh: list[CaptureIn], windows: bool) -> list[ChunkPlan]:
-        s = self.settings
+        s = self.sizes
         if windows:
             return plan_chunks(
                 fresh,
                 window_messages=s.window_messages,
                 window_chars=s.window_chars,
-                window_gap=timedelta(minutes=s.window_gap_minutes),
+                window_gap=s.window_gap,
                 chunk_chars=s.chunk_chars,
-                overlap=s.chunk_overlap_chars,
+                overlap=s.overlap,
             )
         plans: list[ChunkPlan] = []
         for c in fresh:
             if c.text.strip():
-                plans.extend(single_chunks(c, s.chunk_chars, s.chunk_overlap_chars))
+                plans.extend(single_chunks(c, s.chunk_chars, s.overlap))
         return plans
 
     def _insert_chunks(self, cur: Any, dialect: str, plans: list[ChunkPlan], rowids) -> list[str]:
@@ -225,10 +221,13 @@ class Archive:
             if not rows:
                 return done
             try:
-                self.services.vectorspace.upsert(
+                embedded = self._embed(rows)
+                vectors = embedded.chunks
+                ids = [r[0] for r in rows if r[0] in vectors]
+                self.vectorspace.upsert_vectors(
                     "archive",
-                    [r[0] for r in rows],
-                    [embedding_text(r[1], json.loads(r[6])) for r in rows],
+                    ids,
+                    [vectors[i] for i in ids],
                     [
                         {
                             "chat_id": r[2],
@@ -237,14 +236,21 @@ class Archive:
                             "first_at": epoch_seconds(r[5]),
                         }
                         for r in rows
+                        if r[0] in vectors
                     ],
                 )
+                if embedded.turn_ids:
+                    self.vectorspace.upsert_vectors(
+                        "turns", embedded.turn_ids, embedded.turn_vectors, embedded.turn_meta
+                    )
             except EloraError as exc:
                 log.warning("archive indexing deferred for %d chunks: %s", len(rows), exc)
                 return done
             with self.db.session() as session:
-                run_many(
-                    session.connection(),
+                conn = session.connection()
+                turns.save(conn, embedded)
+                run(
+                    conn,
                     "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                     [(r[0],) for r in rows],
                 )
@@ -257,9 +263,19 @@ class Archive:
                 if not chunk_ids:
                     return done
 
+    def _embed(self, rows: list[tuple]) -> turns.Embedded:
+        """Each chunk's vector: the mean of its turn keys' (core.archive.turns), parts whole."""
+        with self.db.session(write=True) as session:  # missing keys are created
+            conn = session.connection()
+            embed = turns.plan(
+                conn, [(r[0], r[7], r[4], r[1]) for r in rows], self.sizes.window_gap
+            )
+        vectors = self.vectorspace.embed_passages(embed.texts) if embed.texts else []
+        return turns.finish(embed, vectors)
+
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
-            "SELECT id, text, chat_id, surface, kind, first_at, speakers FROM chunks "
+            "SELECT id, text, chat_id, surface, kind, first_at, speakers, rowid FROM chunks "
             "WHERE vector_state = 'pending'"
         )
         params: tuple = ()
@@ -296,6 +312,24 @@ class Archive:
             ).first()
         return (row[0], row[1]) if row else None
 
+    def sources(self, capture_ids: list[str]) -> list[dict[str, Any]]:
+        """Provenance of captures, oldest first: surface, chat, message id, date, speaker."""
+        if not capture_ids:
+            return []
+        stmt = (
+            select(Capture.id, Capture.surface, Capture.chat_id, Capture.message_id,
+                   Capture.sent_at, Capture.sender, Capture.role)
+            .where(col(Capture.id).in_(list(dict.fromkeys(capture_ids))))
+            .order_by(Capture.sent_at)
+        )  # fmt: skip
+        with self.db.session() as session:
+            rows = session.exec(stmt).all()
+        return [
+            {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
+             "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}
+            for r in rows
+        ]  # fmt: skip
+
     def counts(self) -> dict[str, int]:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
         with self.db.session() as session:
@@ -309,12 +343,18 @@ class Archive:
                 ),
             }
 
+    def indexed_count(self) -> int:
+        """Chunks whose vector is stored."""
+        stmt = select(func.count()).select_from(Chunk).where(Chunk.vector_state == "indexed")
+        with self.db.session() as session:
+            return session.exec(stmt).one()
+
     # -- maintenance -----------------------------------------------------------------------
 
     def replay_spool(self) -> dict[str, int]:
         """Store every spooled capture and trace (idempotently), then index what is pending."""
         report = self.spool.replay(
-            lambda batch: self.store_batch(batch, windows=False), self.services.traces.store_spooled
+            lambda batch: self.store_batch(batch, windows=False), self.store_traces
         )
         indexed = self.index_pending()
         return {
@@ -326,8 +366,14 @@ class Archive:
             "indexed": indexed,
         }
 
+    def turn_vector_count(self) -> int:
+        """Messages whose turn key holds a vector (the `turns` collection's share)."""
+        with self.db.session() as session:
+            return turns.vector_count(session.connection())
+
     def mark_all_pending(self) -> int:
         """Flag every chunk for re-embedding (after a model change); return how many."""
         with self.db.session() as session:
-            result = run(session.connection(), "UPDATE chunks SET vector_state = 'pending'")
-            return result.rowcount
+            conn = session.connection()
+            turns.drop_vectors(conn)  # the turns' too
+            return run(conn, "UPDATE chunks SET vector_state = 'pending'").rowcount

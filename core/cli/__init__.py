@@ -1,1 +1,1 @@
-"""The `elora` command line: a thin surface over core's public API."""
+"""The `elora` command line: a thin surface over the core's front door (core.app)."""

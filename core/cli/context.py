@@ -15,12 +15,9 @@ _document: TextIO | None = None
 
 def services():
     """Load settings and build the services (ConfigError propagates to main)."""
-    from core.logs import setup_logging
-    from core.services import open_services
+    from core import app
 
-    svc = open_services()
-    setup_logging(svc.settings.log_level, svc.settings.secrets())
-    return svc
+    return app.open_services()
 
 
 def print_json(data: Any) -> None:

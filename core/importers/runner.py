@@ -15,6 +15,7 @@ from core.errors import ImportFormatError, InvalidInput
 from core.importers import chatgpt, telegram
 from core.importers.limits import check_lengths, check_nesting
 from core.importers.sources import FORMATS, ExportFile, Skipped, detect_format, read_exports
+from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -159,7 +160,9 @@ class _Batcher:
     """Collects captures; each full batch is stored in one transaction, then embedded."""
 
     def __init__(self, services: Services, report: ImportReport, on_progress):
+        self.services = services
         self.archive = services.archive
+        self.chats: set[tuple[str, str]] = set()  # (surface, chat id) seen, for chat_imports
         self.size = services.settings.import_batch_size
         self.report = report
         self.on_progress = on_progress or (lambda n: None)
@@ -174,6 +177,7 @@ class _Batcher:
             setattr(self.report, attr, getattr(self.report, attr) + 1)
         else:
             self.batch.append(item)
+            self.chats.add((item.surface, item.chat_id))
         if len(self.batch) >= self.size:
             self.flush()
 
@@ -204,9 +208,14 @@ class _Batcher:
 
 
 def run(
-    services: Services, plan: ImportPlan, on_progress: Callable[[int], None] | None = None
+    services: Services,
+    plan: ImportPlan,
+    on_progress: Callable[[int], None] | None = None,
+    imported_by: str = "operator",
 ) -> ImportReport:
     """Import prepared exports; `on_progress(n)` tells that n more records are stored and embedded.
+
+    `imported_by` is recorded for every chat (recall scopes: a user sees what they imported).
 
     Every record was read and checked by `prepare`, so a malformed one refuses the export
     before any batch is stored. Batches stored before an interruption (a crash, Ctrl-C) stay
@@ -228,12 +237,14 @@ def run(
                 batcher.add(item)
         batcher.flush()
     except ImportFormatError as exc:
+        _record_imports(services, batcher.chats, imported_by)
         if not report.stored:
             raise
         raise ImportFormatError(
             f"{exc} ({report.stored:,} new messages were archived before this point; "
             "fix the file and run the import again to resume)"
         ) from exc
+    _record_imports(services, batcher.chats, imported_by)
     # Durable: later imports, `elora learn` and the bot know the operator from now on.
     speakers.record_operator_ids(services, plan.operator_ids)
     report.operator = plan.operator or _configured(services, plan, operator_ids)
@@ -242,6 +253,19 @@ def run(
     report.chunks_pending = counts["chunks_pending_vectors"]
     report.seconds = plan.load_seconds + time.perf_counter() - started
     return report
+
+
+def _record_imports(services: Services, chats: set[tuple[str, str]], imported_by: str) -> None:
+    """Who imported which chats (core.recall.scope)."""
+    if not chats:
+        return
+    now = db_time(services.clock.now())
+    with services.db.session(write=True) as session:
+        session.connection().exec_driver_sql(
+            "INSERT INTO chat_imports (surface, chat_id, imported_by, imported_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(surface, chat_id, imported_by, now) for surface, chat_id in sorted(chats)],
+        )
 
 
 def _configured(services: Services, plan: ImportPlan, operator_ids: set[str]) -> str | None:
@@ -259,6 +283,7 @@ def import_paths(
     fmt: str = "auto",
     on_progress: Callable[[int], None] | None = None,
     me: str | None = None,
+    imported_by: str = "operator",
 ) -> ImportReport:
     """Prepare and run an import in one call."""
-    return run(services, prepare(paths, fmt, me), on_progress)
+    return run(services, prepare(paths, fmt, me), on_progress, imported_by)

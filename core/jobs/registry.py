@@ -13,10 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from core.errors import NotFound
 from core.offload import run_blocking
+from core.storage import meta
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +85,20 @@ async def profile_staleness(services) -> dict:
     return {"stale": stale}
 
 
+async def fact_keys(services) -> dict:
+    """With a model configured, index facts of archived conversations not read yet (a bounded
+    number of LITE calls per run, under the spending cap)."""
+    from core.archive.fact_keys import extract_fact_keys
+    from core.routing.tiers import configured
+
+    if not configured(services.settings):
+        return {"skipped": "no model configured"}
+    return await extract_fact_keys(services, services.llm, max_calls=FACT_KEY_CALLS)
+
+
+FACT_KEY_CALLS = 20  # per run of the job: the backlog of a big import is read over many runs
+
+
 async def markdown_export(services) -> dict:
     """Refresh the private Markdown mirror under ELORA_HOME/mirror."""
     from core.memory.mirror import export_markdown
@@ -112,6 +125,7 @@ JOBS: dict[str, Job] = {
             15,
         ),
         Job("purge-ephemeral", "drop session memory past its TTL", purge_ephemeral, 30),
+        Job("fact-keys", "index facts a model reads in archived conversations", fact_keys, 60),
         Job("purge-undo", "drop undo data past its period (ELORA_UNDO_MINUTES)", purge_undo, 5),
         Job(
             "promotion",
@@ -162,21 +176,13 @@ def get_job(name: str) -> Job:
 
 
 def _remember_run(services, name: str, outcome: dict) -> None:
-    with services.db.session() as session:
-        session.exec(
-            text(
-                "INSERT INTO meta (key, value) VALUES (:k, :v) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-            ),
-            params={"k": f"job:{name}", "v": json.dumps(outcome, default=str)},
-        )
+    meta.put(services.db, f"job:{name}", json.dumps(outcome, default=str))
 
 
 def last_runs(services) -> dict[str, dict]:
     """The last recorded outcome of each job."""
-    with services.db.session() as session:
-        rows = session.exec(text("SELECT key, value FROM meta WHERE key LIKE 'job:%'")).all()
-    return {key[4:]: json.loads(value) for key, value in rows}
+    runs = meta.with_prefix(services.db, "job:")
+    return {key[4:]: json.loads(value) for key, value in runs.items()}
 
 
 async def run_job(services, name: str) -> dict:

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.archive import speakers
 from core.errors import EloraError
-from core.learning.consent import LEARNABLE, Consent, ConsentRefused, blocked_by_rule
+from core.learning.consent import Consent, ConsentRefused, blocked_by_rule
 from core.learning.engine import LearningReport, contact_name, message
 from core.learning.heuristics import heuristic_candidates
-from core.storage.db import db_time, run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -27,22 +26,7 @@ BATCH = 20
 
 def _pending(services: Services, chat_id: str | None, since: datetime | None, limit: int):
     # A message under a consent instruction is never material: not even counted as pending.
-    sql = (
-        "SELECT c.id, c.text, c.sent_at, c.sender, c.is_operator, c.user_id, c.surface "
-        "FROM captures c LEFT JOIN learned_captures l ON l.capture_id = c.id "
-        f"WHERE l.capture_id IS NULL AND c.role = 'user' AND length(c.text) >= 8 AND c.{LEARNABLE}"
-    )
-    params: list[Any] = []
-    if chat_id is not None:
-        sql += " AND c.chat_id = ?"
-        params.append(str(chat_id))
-    if since is not None:
-        sql += " AND c.sent_at >= ?"
-        params.append(db_time(since))
-    sql += " ORDER BY c.sent_at LIMIT ?"
-    params.append(limit)
-    with services.db.session() as session:
-        return run(session.connection(), sql, tuple(params)).all()
+    return services.archive.captures.unlearned(chat_id, since, limit)
 
 
 def _message(row, operator_ids: set[str]) -> dict[str, Any]:
@@ -56,18 +40,11 @@ def _message(row, operator_ids: set[str]) -> dict[str, Any]:
 
 def count_pending(services: Services, chat_id: str | None, since: datetime | None) -> int:
     """How many archived messages may still be learned from."""
-    return len(_pending(services, chat_id, since, 10_000_000))
+    return services.archive.captures.count_unlearned(chat_id, since)
 
 
 def _mark(services: Services, capture_ids: list[str]) -> None:
-    now = db_time(services.clock.now())
-    with services.db.session() as session:
-        run(
-            session.connection(),
-            "INSERT INTO learned_captures (capture_id, learned_at) VALUES (?, ?) "
-            "ON CONFLICT DO NOTHING",
-            [(cid, now) for cid in capture_ids],
-        )
+    services.archive.captures.mark_learned(capture_ids, services.clock.now())
 
 
 async def learn_archive(
@@ -81,7 +58,7 @@ async def learn_archive(
     other than the operator said is learned as being about them, by name."""
     learner = services.learner
     mode = learner.extractor()
-    consent = Consent(services)
+    consent = Consent.of(services)
     speakers.refresh(services)  # the operator may have become known since the import
     operator_ids = speakers.known_operator_ids(services)
     seen = proposals = failures = blocked = 0

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.memory.schema import KIND_TO_TIER, Kind, Tier
+from core.memory.vocabulary import KIND_TO_TIER, Kind, MemoryTier
 
 Temporality = Literal["permanent", "current", "dated", "expiring"]
 Authority = Literal["model", "operator", "heuristic", "job"]
@@ -21,7 +21,7 @@ class Candidate(BaseModel):
 
     text: str = Field(min_length=3, max_length=1000)
     kind: Kind
-    tier: Tier | None = None
+    tier: MemoryTier | None = None
     scope: str = "global"
     topics: list[str] = Field(default_factory=list)
     importance: int = Field(2, ge=1, le=5)

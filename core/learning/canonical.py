@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from core.memory.api import _free_slug
 from core.memory.schema import EntryIn, slug_for, topics_from_text
-from core.storage.db import from_db_time, run
 from core.storage.models import MemoryEntry, Proposal
 
 if TYPE_CHECKING:
@@ -19,25 +18,6 @@ TRUTH_MODE = {
     "model": "observed",
     "job": "inferred",
 }
-
-
-def capture_sources(services: Services, capture_ids: list[str]) -> list[dict[str, Any]]:
-    """Provenance of captures: surface, chat, message id, date, speaker."""
-    if not capture_ids:
-        return []
-    marks = ",".join("?" * len(capture_ids))
-    with services.db.session() as session:
-        rows = run(
-            session.connection(),
-            "SELECT id, surface, chat_id, message_id, sent_at, sender, role FROM captures "
-            f"WHERE id IN ({marks}) ORDER BY sent_at",
-            tuple(capture_ids),
-        ).all()
-    return [
-        {"capture_id": r[0], "surface": r[1], "chat_id": r[2], "message_id": r[3],
-         "date": from_db_time(r[4]).isoformat(), "speaker": r[5] or r[6]}
-        for r in rows
-    ]  # fmt: skip
 
 
 def _as_datetime(value) -> datetime | None:
@@ -59,7 +39,7 @@ def canonicalise(services: Services, proposal: Proposal, text: str | None = None
     c = dict(proposal.candidate)
     body = (text or proposal.text).strip()
     topics = c.get("topics") or topics_from_text(body)
-    sources = capture_sources(services, proposal.source_capture_ids)
+    sources = services.archive.sources(proposal.source_capture_ids)
     for root in root_entries(services, proposal):  # a promotion rests on its roots' messages
         sources += [s for s in root.sources if s not in sources]
     if not sources:

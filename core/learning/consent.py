@@ -9,9 +9,8 @@ from them (promotion, the Markdown mirror) goes through `Consent` below.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +69,6 @@ def read_consent(text: str) -> ConsentVerdict:
 # the messages a forgotten entry was drawn from, so nothing learns the same thing from them again.
 DONT_REMEMBER, NEVER_STORE, FORGOTTEN = "dont_remember", "never_store", "forgotten"
 INSTRUCTIONS = (DONT_REMEMBER, NEVER_STORE)
-# The condition a reader of `captures` adds to its SQL: only messages it may learn from.
-LEARNABLE = "consent IS NULL"
 
 
 def consent_of(text: str) -> str | None:
@@ -98,32 +95,13 @@ def withhold_previous(services: Services, capture_id: str, minutes: int = 30) ->
     """A bare "don't remember this" withholds the same speaker's previous message in the chat
     (sent in the last `minutes`) and withdraws the open proposals drawn from it alone; return
     how many proposals were withdrawn."""
-    found = services.db.rows(
-        "SELECT surface, chat_id, user_id, sent_at, rowid FROM captures WHERE id = ?",
-        (capture_id,),
-    )
-    if not found:
+    captures = services.archive.captures
+    sent = captures.sent_at(capture_id)
+    previous = captures.previous(capture_id, same_speaker=True)
+    if sent is None or previous is None or _minutes_between(previous.sent_at, sent) > minutes:
         return 0
-    surface, chat, user, sent, rowid = found[0]
-    same_user = "user_id IS NULL" if user is None else "user_id = ?"
-    previous = services.db.rows(
-        "SELECT id, sent_at FROM captures WHERE surface = ? AND chat_id = ? AND role = 'user' "
-        f"AND {same_user} AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, *([] if user is None else [user]), sent, sent, rowid),
-    )
-    if not previous or _minutes_between(previous[0][1], sent) > minutes:
-        return 0
-    target = previous[0][0]
-    services.db.execute(
-        "UPDATE captures SET consent = ? WHERE id = ? AND consent IS NULL", (DONT_REMEMBER, target)
-    )
-    # Drawn from it alone: the stored JSON list is exactly [target] (ids need no escaping).
-    return services.db.execute(
-        "DELETE FROM proposals WHERE status IN ('pending', 'recommended') "
-        "AND source_capture_ids = ?",
-        (json.dumps([target]),),
-    )
+    captures.withhold([previous.id], DONT_REMEMBER)
+    return services.proposals.withdraw_drawn_from(previous.id)
 
 
 def _minutes_between(earlier, later) -> float:
@@ -161,11 +139,7 @@ def never_store_patterns(services: Services) -> list[list[str]]:
     """The folded terms of every active never-store rule; "my health or my bank" is two."""
     # Only the rules' attributes, prefiltered in SQL: loading every active procedural entry
     # as an object cost tens of milliseconds per exchange on a large memory (and stopped at 500).
-    rows = services.db.rows(
-        "SELECT attributes FROM memory_entries WHERE tier = 'procedural' AND status = 'active' "
-        "AND attributes LIKE '%never_store%'"
-    )
-    attributes = [json.loads(a) if isinstance(a, str) else (a or {}) for (a,) in rows]
+    attributes = services.memory.rule_attributes("never_store")
     subjects = [a.get("pattern", "") for a in attributes if a.get("consent") == "never_store"]
     return [t for s in subjects for part in _LIST.split(fold(s)) if (t := terms(part))]
 
@@ -185,9 +159,18 @@ def is_never_store_rule(entry) -> bool:
 class Consent:
     """What the operator's consent lets a job read, built once per run (rules are read once)."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.patterns = never_store_patterns(services)
+    def __init__(
+        self,
+        consent_flags: Callable[[Iterable[str]], list[tuple[str, str, str | None]]],
+        patterns: list[list[str]],
+    ):
+        self.consent_flags = consent_flags  # (id, text, flag) of captures, from the archive
+        self.patterns = patterns  # the never-store rules' terms (never_store_patterns)
+
+    @classmethod
+    def of(cls, services: Services) -> Consent:
+        """This home's consent: the archive's flags and the standing never-store rules."""
+        return cls(services.archive.captures.consent_flags, never_store_patterns(services))
 
     def allows(self, text: str, flag: str | None = None, rules: bool = True) -> bool:
         """Whether a message (its text and its capture-time flag) may be learned from; `rules`
@@ -203,16 +186,7 @@ class Consent:
 
         `instructions_only` leaves out messages withheld only because a forgotten entry came
         from them: they still back the other entries drawn from them."""
-        ids = list(dict.fromkeys(capture_ids))
-        if not ids:
-            return set()
-        rows: list[Any] = []
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows += self.services.db.rows(
-                f"SELECT id, text, consent FROM captures WHERE id IN ({','.join('?' * len(part))})",
-                tuple(part),
-            )
+        rows = self.consent_flags(capture_ids)
         return {
             capture_id
             for capture_id, text, flag in rows

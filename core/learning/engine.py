@@ -34,7 +34,6 @@ from core.learning.consent import (
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
 from core.offload import run_blocking
-from core.storage.db import run
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -166,7 +165,7 @@ class Learner:
         from core.learning.review import approve
 
         services = self.services
-        consent = await run_blocking(Consent, services)
+        consent = await run_blocking(Consent.of, services)
         operator = candidate.authority == "operator"
         # Every path ends here (extraction, `elora learn`, the save_memory tool, jobs), so
         # consent holds even where no caller checked it first.
@@ -220,18 +219,7 @@ class Learner:
         return proposal
 
     def _captured_at(self, capture_ids: list[str]) -> datetime | None:
-        if not capture_ids:
-            return None
-        with self.services.db.session() as session:
-            row = run(
-                session.connection(),
-                "SELECT max(sent_at) FROM captures WHERE id IN "
-                f"({','.join('?' * len(capture_ids))})",
-                tuple(capture_ids),
-            ).first()
-        if not row or row[0] is None:
-            return None
-        return datetime.fromisoformat(str(row[0]))
+        return self.services.archive.captures.latest_sent_at(capture_ids)
 
 
 def message(

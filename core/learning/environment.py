@@ -23,10 +23,8 @@ from typing import TYPE_CHECKING, Any
 from core.errors import EloraError
 from core.learning.attribution import about_speaker
 from core.learning.candidates import Candidate
-from core.learning.consent import LEARNABLE, Consent, ConsentRefused
+from core.learning.consent import Consent, ConsentRefused
 from core.learning.outcomes import Outcome, read_outcomes
-from core.storage.db import db_time
-from core.storage.dialect import json_field
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -82,11 +80,7 @@ def _messages(services: Services):
     after = 0
     while True:
         # Keyset paging: each batch is an index range, however large the archive.
-        rows = services.db.rows(
-            "SELECT rowid, id, text, sender, is_operator FROM captures WHERE rowid > ? "
-            f"AND role = 'user' AND {LEARNABLE} AND length(text) >= 12 ORDER BY rowid LIMIT ?",
-            (after, BATCH),
-        )
+        rows = services.archive.captures.learnable_messages(after, BATCH, min_chars=12)
         if not rows:
             return
         yield from (row[1:] for row in rows)
@@ -104,7 +98,7 @@ def _same_subject(a: Outcome, b: Outcome) -> bool:
 
 def written_patterns(services: Services) -> list[Pattern]:
     """Recurring outcomes stated in the archive, grouped by bucket and subject."""
-    consent = Consent(services)
+    consent = Consent.of(services)
     groups: list[tuple[Outcome, list[tuple[str, str | None, bool]]]] = []
     for capture_id, text, sender, is_operator in _messages(services):
         if not consent.allows(text):
@@ -143,11 +137,7 @@ def written_patterns(services: Services) -> list[Pattern]:
 
 def _recent_traces(services: Services):
     since = services.clock.now() - timedelta(days=WINDOW_DAYS)
-    return services.db.rows(
-        "SELECT id, classification, models, tool_calls, escalations, error FROM traces "
-        "WHERE created_at >= ? ORDER BY created_at",
-        (db_time(since),),
-    )
+    return services.traces.outcomes_since(since)
 
 
 def experienced_patterns(services: Services) -> list[Pattern]:
@@ -297,9 +287,7 @@ def record_document_without_text(
 
 
 def _proposed_keys(services: Services) -> set[str]:
-    key = json_field(services.db.dialect, "candidate", "environment_key")
-    rows = services.db.rows(f"SELECT {key} FROM proposals WHERE origin = ?", (ORIGIN,))
-    return {r for (r,) in rows if r}
+    return services.proposals.candidate_values(ORIGIN, "environment_key")
 
 
 async def observe(services: Services) -> dict[str, Any]:
@@ -334,22 +322,15 @@ async def observe(services: Services) -> dict[str, Any]:
 
 def figures(services: Services) -> dict[str, Any]:
     """For the audit: active predictions per sub-bucket, and the environment proposal queue."""
-    bucket = json_field(services.db.dialect, "attributes", "bucket")
-    prediction = json_field(services.db.dialect, "attributes", "prediction")
-    rows = services.db.rows(
-        f"SELECT coalesce({bucket}, 'general'), count(*), "
-        f"sum(CASE WHEN {prediction} IS NOT NULL THEN 1 ELSE 0 END) FROM memory_entries "
-        "WHERE tier = 'environment' AND status = 'active' GROUP BY 1"
-    )
-    queue = dict(
-        services.db.rows(
-            "SELECT status, count(*) FROM proposals WHERE origin = ? GROUP BY status", (ORIGIN,)
-        )
-    )
+    attributes = [e.attributes or {} for e in services.memory.in_tier("environment")]
+    buckets: dict[str, int] = defaultdict(int)
+    for a in attributes:
+        buckets[a["bucket"] if a.get("bucket") is not None else "general"] += 1
+    queue = services.proposals.status_counts(origin=ORIGIN)
     return {
-        "predictions": sum(n for _, n, _ in rows),
-        "with_prediction": sum(int(p or 0) for _, _, p in rows),
-        "by_bucket": {bucket: n for bucket, n, _ in rows},
+        "predictions": len(attributes),
+        "with_prediction": sum(a.get("prediction") is not None for a in attributes),
+        "by_bucket": dict(buckets),
         "proposals": {
             "open": queue.get("pending", 0) + queue.get("recommended", 0),
             "approved": queue.get("approved", 0),

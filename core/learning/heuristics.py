@@ -216,3 +216,9 @@ def _classify(folded: str) -> tuple[str | None, str]:
 def _kind_of(folded: str) -> str:
     """The kind an explicit statement is about (fact when nothing more specific shows)."""
     return _classify(folded)[0] or "fact"
+
+
+def guess_kind(text: str) -> str:
+    """The kind of memory an explicit statement is (`/remember` without a kind): fact when
+    nothing more specific shows."""
+    return _kind_of(fold(text))

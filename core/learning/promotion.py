@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
 from core.learning.candidates import Candidate
 from core.learning.consent import Consent, ConsentRefused
-from core.storage.models import MemoryEntry, Proposal
+from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -22,30 +20,14 @@ CLUSTER_SIMILARITY = 0.6  # calibrated, statement pairs
 
 
 def _already_proposed(services: Services, key: str) -> bool:
-    with services.db.session() as session:
-        candidates = session.exec(
-            select(Proposal.candidate).where(
-                Proposal.origin == "promotion",
-                # A rejected promotion stays rejected: the same evidence is not re-proposed daily.
-                col(Proposal.status).in_(("pending", "recommended", "approved", "rejected")),
-            )
-        ).all()
-    # The key is read in Python: JSON is stored as text on every database (a few promotions).
-    return any((candidate or {}).get("promotion_key") == key for candidate in candidates)
+    return services.proposals.promotion_filed(key)
 
 
 def _active(services: Services, tier: str) -> tuple[list[MemoryEntry], int]:
     """Active entries of a tier, except those consent withholds (never material for a job),
     and how many were withheld."""
-    with services.db.session() as session:
-        rows = list(
-            session.exec(
-                select(MemoryEntry).where(MemoryEntry.tier == tier, MemoryEntry.status == "active")
-            )
-        )
-        for r in rows:
-            session.expunge(r)
-    withheld = Consent(services).withheld_entries(rows)
+    rows = services.memory.in_tier(tier)
+    withheld = Consent.of(services).withheld_entries(rows)
     return [r for r in rows if r.uuid not in withheld], len(withheld)
 
 

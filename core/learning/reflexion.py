@@ -10,7 +10,6 @@ consent-withheld messages are not read at all (core.learning.consent)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from datetime import date, datetime, timedelta
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import EloraError
 from core.learning.candidates import Candidate
-from core.learning.consent import LEARNABLE, Consent, ConsentRefused, consent_of
+from core.learning.consent import Consent, ConsentRefused, consent_of
 from core.learning.lessons import (
     Correction,
     Lesson,
@@ -28,7 +27,6 @@ from core.learning.lessons import (
 )
 from core.memory.schema import topics_from_text
 from core.recall.lexical import fold, terms
-from core.storage.db import db_time
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -67,12 +65,7 @@ def _turns(services: Services, start: datetime, end: datetime):
     """Every user turn of the period that consent lets a job read, batch after batch (no cap)."""
     offset = 0
     while True:
-        rows = services.db.rows(
-            "SELECT id, text, chat_id, sent_at, surface, rowid, sender, message_id FROM captures "
-            f"WHERE role = 'user' AND {LEARNABLE} AND sent_at >= ? AND sent_at < ? "
-            "ORDER BY sent_at LIMIT ? OFFSET ?",
-            (db_time(start), db_time(end), BATCH, offset),
-        )
+        rows = services.archive.captures.user_turns(start, end, offset, BATCH)
         if not rows:
             return
         yield from rows
@@ -81,17 +74,12 @@ def _turns(services: Services, start: datetime, end: datetime):
 
 def _neighbour(services: Services, surface: str, chat: str, sent, rowid: int, before: bool,
                role: str) -> str:  # fmt: skip
-    """The text of the nearest message of `role` before (or after) a message in its chat."""
-    if before:
-        where = "(sent_at < ? OR (sent_at = ? AND rowid < ?)) ORDER BY sent_at DESC, rowid DESC"
-    else:
-        where = "(sent_at > ? OR (sent_at = ? AND rowid > ?)) ORDER BY sent_at, rowid"
-    rows = services.db.rows(
-        f"SELECT text FROM captures WHERE surface = ? AND chat_id = ? AND role = ? "
-        f"AND {LEARNABLE} AND {where} LIMIT 1",
-        (surface, chat, role, sent, sent, rowid),
+    """The text of the nearest learnable message of `role` before (or after) a message in its
+    chat."""
+    found = services.archive.captures.adjacent(
+        surface, chat, sent, rowid, before=before, role=role, learnable=True
     )
-    return rows[0][0] if rows else ""
+    return found.text if found is not None else ""
 
 
 def _correction(services: Services, row, corrects: bool, consent: Consent) -> Correction:
@@ -100,15 +88,10 @@ def _correction(services: Services, row, corrects: bool, consent: Consent) -> Co
     capture_id, text, chat, sent, surface, rowid, sender, message_id = row
     if corrects:  # it answers Elora's reply, which answered the message before
         reply = _neighbour(services, surface, chat, sent, rowid, True, "assistant")
-        before = services.db.rows(
-            "SELECT sent_at, rowid FROM captures WHERE surface = ? AND chat_id = ? "
-            "AND role = 'assistant' AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-            "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-            (surface, chat, sent, sent, rowid),
-        )
+        before = services.archive.captures.adjacent(surface, chat, sent, rowid, role="assistant")
         question = (
-            _neighbour(services, surface, chat, before[0][0], before[0][1], True, "user")
-            if before
+            _neighbour(services, surface, chat, before.sent_at, before.rowid, True, "user")
+            if before is not None
             else ""
         )
     else:  # a 👎 on the reply to this very message
@@ -124,35 +107,12 @@ def _correction(services: Services, row, corrects: bool, consent: Consent) -> Co
 def _answers_the_assistant(services: Services, surface: str, chat: str, sent, rowid: int) -> bool:
     """Whether the message before this one in its chat is a reply of Elora's (not of an
     imported assistant such as ChatGPT)."""
-    rows = services.db.rows(
-        "SELECT role, provenance FROM captures "
-        "WHERE surface = ? AND chat_id = ? AND (sent_at < ? OR (sent_at = ? AND rowid < ?)) "
-        "ORDER BY sent_at DESC, rowid DESC LIMIT 1",
-        (surface, chat, sent, sent, rowid),
+    before = services.archive.captures.adjacent(surface, chat, sent, rowid)
+    return (
+        before is not None
+        and before.role == "assistant"
+        and (before.provenance or {}).get("import") is None
     )
-    if not rows or rows[0][0] != "assistant":
-        return False
-    return (json.loads(rows[0][1] or "{}") or {}).get("import") is None
-
-
-def _negative_feedback(services: Services, start: datetime, end: datetime) -> list[str]:
-    """Capture ids of the turns whose reply got a 👎, among every trace of the period."""
-    rows = services.db.rows(
-        "SELECT capture_id, feedback FROM traces WHERE created_at >= ? "
-        "AND created_at < ? AND capture_id IS NOT NULL AND feedback != '[]'",
-        (db_time(start), db_time(end)),
-    )
-    return [
-        capture_id
-        for capture_id, feedback in rows
-        if any(f.get("signal") == "down" for f in json.loads(feedback or "[]"))
-    ]
-
-
-def _reflected(services: Services) -> set[str]:
-    """Turns a previous run already turned into a lesson (a rerun must not repeat them)."""
-    rows = services.db.rows("SELECT source_capture_ids FROM proposals WHERE origin = 'reflexion'")
-    return {str(capture_id) for (ids,) in rows for capture_id in json.loads(ids or "[]")}
 
 
 def _violated_rule(text: str, rules) -> Any:
@@ -172,12 +132,12 @@ async def reflect(services: Services, day: date | None = None) -> dict[str, Any]
     start = datetime(day.year, day.month, day.day)
     end = start + timedelta(days=1)
     rules = services.memory.list(tier="procedural", status="active", limit=1000)
-    consent = Consent(services)
+    consent = Consent.of(services)
     read = corrections = withheld = 0
     violations: dict[str, list[str]] = {}
     pending: list[Correction] = []
-    flagged = set(_negative_feedback(services, start, end))
-    reflected = _reflected(services)
+    flagged = set(services.traces.disliked_turns(start, end))
+    reflected = services.proposals.cited_by("reflexion")
     for row in _turns(services, start, end):
         capture_id, text, chat, sent, surface, rowid = row[:6]
         if not consent.allows(text):  # a never-store subject, or an unflagged instruction

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 from core.errors import InvalidInput, NotFound
 from core.learning.admission import APPLY_THRESHOLD
 from core.learning.canonical import canonicalise, root_entries
-from core.learning.proposals import CLAIM_LEASE, being_decided
+from core.learning.proposals import OPEN, being_decided
 from core.memory.api import confirm_entry, save_or_confirm
 from core.memory.schema import PROMOTED_FROM
 from core.memory.tombstones import Forgotten, refuse_if_buried
-from core.storage.db import db_time
 from core.storage.models import MemoryEntry, Proposal
 from core.undo.context import labelled
 from core.undo.log import undoable
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from core.services import Services
 
 log = logging.getLogger(__name__)
-
-OPEN = ("pending", "recommended")
 
 
 def _require(services: Services, proposal_id: str) -> Proposal:
@@ -38,18 +35,7 @@ def _require(services: Services, proposal_id: str) -> Proposal:
 
 
 def _decide(services: Services, proposal: Proposal, status: str, **fields) -> Proposal:
-    with services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.status = status
-        row.decided_at = services.clock.now()
-        row.claimed_at = None
-        for key, value in fields.items():
-            setattr(row, key, value)
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-        session.expunge(row)
-    return row
+    return services.proposals.decide(proposal, status, decided_at=services.clock.now(), **fields)
 
 
 def approve(services: Services, proposal_id: str, edit: str | None = None) -> MemoryEntry:
@@ -122,31 +108,18 @@ def _state(proposal: Proposal, edited: bool) -> dict:
 def reopen(services: Services, proposal_id: str, state: dict) -> Proposal:
     """Put an approved proposal back in the queue as it was before (an undone approval)."""
     proposal = _require(services, proposal_id)
-    with services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.status, row.decided_at, row.claimed_at = state["status"], None, None
-        row.decision_note, row.memory_id = state.get("decision_note"), state.get("memory_id")
-        if "text" in state:
-            row.text = state["text"]
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-        session.expunge(row)
-    return row
+    fields = {"decision_note": state.get("decision_note"), "memory_id": state.get("memory_id")}
+    if "text" in state:
+        fields["text"] = state["text"]
+    return services.proposals.decide(proposal, state["status"], decided_at=None, **fields)
 
 
-def _claim(services: Services, proposal: Proposal) -> str:
+def _claim(services: Services, proposal: Proposal) -> datetime:
     """Atomically claim an open proposal for a decision; refuse if someone decided first or is
     deciding now. The status stays open meanwhile, so counts and lists never show it decided
     before it is; a claim past CLAIM_LEASE (its holder died) no longer holds."""
-    now = services.clock.now()
-    claim = db_time(now)
-    claimed = services.db.execute(
-        "UPDATE proposals SET claimed_at = ? WHERE rowid = ? "
-        "AND status IN ('pending', 'recommended') AND (claimed_at IS NULL OR claimed_at < ?)",
-        (claim, proposal.rowid, db_time(now - CLAIM_LEASE)),
-    )
-    if claimed != 1:
+    claim = services.proposals.claim(proposal, services.clock.now())
+    if claim is None:
         current = services.proposals.get(proposal.id)
         if current is not None and current.status in OPEN:
             raise InvalidInput(f"proposal {proposal.id[:8]} is being decided elsewhere right now")
@@ -154,11 +127,8 @@ def _claim(services: Services, proposal: Proposal) -> str:
     return claim
 
 
-def _release(services: Services, proposal: Proposal, claim: str) -> None:
-    services.db.execute(
-        "UPDATE proposals SET claimed_at = NULL WHERE rowid = ? AND claimed_at = ?",
-        (proposal.rowid, claim),
-    )
+def _release(services: Services, proposal: Proposal, claim: datetime) -> None:
+    services.proposals.release(proposal, claim)
 
 
 def _apply(services: Services, proposal: Proposal, edit: str | None) -> MemoryEntry:
@@ -197,14 +167,7 @@ def restore(services: Services, proposal_id: str) -> Proposal:
     # Back where admission put it: a contradiction always waits for a decision of its own.
     strong = (proposal.total or 0) >= APPLY_THRESHOLD
     status = "recommended" if strong and proposal.conflict_relation != "contradict" else "pending"
-    with services.db.session(write=True) as session:
-        row = session.get(Proposal, proposal.rowid)
-        row.status, row.decided_at, row.decision_note = status, None, "restored"
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-        session.expunge(row)
-    return row
+    return services.proposals.decide(proposal, status, decided_at=None, decision_note="restored")
 
 
 def approve_recommended(services: Services) -> list[MemoryEntry]:

@@ -19,7 +19,7 @@ from pydantic import Field
 from core.errors import EloraError
 from core.mcp.auth import BearerToken
 from core.mcp.tools import MemoryTools
-from core.memory.schema import Kind, Tier
+from core.memory.vocabulary import Kind, MemoryTier
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def build_server(tools: MemoryTools, log_level: str = "WARNING"):
     @server.tool(annotations=reads)
     def search(
         query: Annotated[str, Field(min_length=1)],
-        tier: Tier | None = None,
+        tier: MemoryTier | None = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 5,
         include_archive: Annotated[
             bool, Field(description="also search the verbatim archive (operator scope)")
@@ -105,7 +105,7 @@ def build_server(tools: MemoryTools, log_level: str = "WARNING"):
     async def remember(
         text: Annotated[str, Field(min_length=3, max_length=1000)],
         kind: Kind = "fact",
-        tier: Tier | None = None,
+        tier: MemoryTier | None = None,
         topics: list[str] | None = None,
         importance: Annotated[int, Field(ge=1, le=5)] = 2,
     ) -> dict[str, Any]:
@@ -160,10 +160,10 @@ def build_server(tools: MemoryTools, log_level: str = "WARNING"):
     @server.prompt(title="Answer with Elora's memory")
     def recall(question: str) -> str:
         """The question with its evidence pack, quoted as data."""
-        from core.prompts import render
+        from core import app
 
         pack = _tool_call(lambda: tools.context(question))
-        return f"{render('evidence', pack=pack)}\n\nQuestion: {question}"
+        return f"{app.evidence_prompt(pack)}\n\nQuestion: {question}"
 
     return server
 

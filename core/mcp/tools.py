@@ -11,21 +11,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
+from core import app
 from core.errors import EloraError, InvalidInput, NotFound
 from core.mcp.confirmations import ForgetConfirmations
-from core.routing.tools import DATA_NOTE
 
 if TYPE_CHECKING:
     from core.config import Settings
     from core.services import Services
-    from core.storage.models import MemoryEntry, Proposal
 
 log = logging.getLogger(__name__)
 
 SURFACE = "mcp"
-OPEN = ("pending", "recommended")
+OPEN = app.OPEN
+# Said with every result that carries recalled text (the model tools say the same).
+DATA_NOTE = app.DATA_NOTE
 PROPOSAL_STATUSES = {
     "open": OPEN,
     "pending": ("pending",),
@@ -94,12 +93,10 @@ class MemoryTools:
         self, question: str, chat_id: str | None = None, budget: int | None = None
     ) -> dict[str, Any]:
         """The evidence pack for a question: exactly `elora context --json`."""
-        from core.recall.pack import build_pack
-
         with self._traced("context", chat_id) as note:
             if not question.strip():
                 raise InvalidInput("the question is empty")
-            pack = build_pack(
+            pack = app.context(
                 self.services, question, chat_id=chat_id, budget=budget,
                 user_id=None if self.policy.operator else self.policy.user_id,
             )  # fmt: skip
@@ -113,8 +110,6 @@ class MemoryTools:
         self, query: str, tier: str | None = None, limit: int = 5, include_archive: bool = False
     ) -> dict[str, Any]:
         """Memory entries ranked with their scores; archive chunks too when asked (operator)."""
-        from core.memory.api import search_memory
-
         with self._traced("search") as note:
             if not query.strip():
                 raise InvalidInput("the query is empty")
@@ -124,37 +119,22 @@ class MemoryTools:
                     "client's scope to the archive"
                 )
             fetch = limit if self.policy.operator else 3 * limit  # room for the scope filter
-            items = search_memory(self.services, query, fetch, tiers=[tier] if tier else None)
+            items = app.search_memory(self.services, query, fetch, tiers=[tier] if tier else None)
             items = [i for i in items if self.policy.sees(i["scope"])][:limit]
             result: dict[str, Any] = {"note": DATA_NOTE, "items": items}
             if include_archive:
-                result["archive"] = self._archive(query, limit)
+                result["archive"] = app.search_archive(self.services, query, limit)
             note["items"] = [i["memory_id"] for i in items] + [
                 a["id"] for a in result.get("archive", [])
             ]
             return result
 
-    def _archive(self, query: str, limit: int) -> list[dict[str, Any]]:
-        from core.recall.archive_search import search_archive
-        from core.recall.items import archive_item
-
-        vector = None
-        try:
-            self.services.vectorspace.ensure_compatible()
-            vector = self.services.embedder.embed_query(query)
-        except EloraError as exc:  # lexical hits still come back
-            log.warning("archive search without vectors: %s", exc)
-        hits = search_archive(self.services, query, vector, limit)
-        return [archive_item(self.services, h) for h in hits]
-
     def entry(self, memory_id: str) -> dict[str, Any]:
         """One entry as plain data (the `elora://memory/{memory_id}` resource)."""
-        from core.memory.api import entry_json
-
         with self._traced("read_entry") as note:
             entry = self._visible_entry(memory_id)
             note["memory_id"] = entry.memory_id
-            return entry_json(entry)
+            return app.entry_json(entry)
 
     # -- learning --------------------------------------------------------------------------
 
@@ -168,27 +148,19 @@ class MemoryTools:
     ) -> dict[str, Any]:
         """File a proposal through the learning path (consent rules, admission scores,
         contradictions); with direct writes allowed, an uncontested one is approved at once."""
-        from core.learning.candidates import Candidate
-        from core.learning.review import approve
-
         with self._traced("remember") as note:
-            try:
-                candidate = Candidate(
-                    text=text, kind=kind, tier=tier, topics=topics or [], importance=importance,
-                    scope="global" if self.policy.operator else f"user:{self.policy.user_id}",
-                    authority="model", reason="saved by an MCP client",
-                )  # fmt: skip
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "arguments"
-                raise InvalidInput(f"{where}: {first['msg']}") from None
-            proposal = await self.services.learner.submit(candidate, origin=SURFACE)
+            proposal = await app.propose(
+                self.services, SURFACE, text=text, kind=kind, tier=tier, topics=topics or [],
+                importance=importance, authority="model", reason="saved by an MCP client",
+                scope="global" if self.policy.operator else f"user:{self.policy.user_id}",
+            )  # fmt: skip
             contested = proposal.conflict_relation == "contradict"
             if self.policy.direct_writes and proposal.status in OPEN and not contested:
-                approve(self.services, proposal.id)
-                proposal = self.services.proposals.get(proposal.id) or proposal
+                app.approve(self.services, proposal.id)
+                proposal = app.get_proposal(self.services, proposal.id) or proposal
             note.update(proposal_id=proposal.id, status=proposal.status)
-            return {**self._proposal(proposal), "note": _remember_note(proposal)}
+            view = app.proposal_view(self.services, proposal)
+            return {**_proposal(view), "note": _remember_note(proposal)}
 
     def proposals_list(self, status: str = "open", limit: int = 20) -> dict[str, Any]:
         """Proposals waiting for review (or of another status), best first (operator only)."""
@@ -196,15 +168,12 @@ class MemoryTools:
             self._require_operator("reviewing proposals")
             if status not in PROPOSAL_STATUSES:
                 raise InvalidInput(f"status must be one of {', '.join(PROPOSAL_STATUSES)}")
-            rows = self.services.proposals.list(PROPOSAL_STATUSES[status], limit=limit)
-            note["proposals"] = [p.id for p in rows]
-            return {"note": DATA_NOTE, "proposals": [self._proposal(p) for p in rows]}
+            views = app.review_queue(self.services, PROPOSAL_STATUSES[status], limit=limit)
+            note["proposals"] = [v.proposal.id for v in views]
+            return {"note": DATA_NOTE, "proposals": [_proposal(v) for v in views]}
 
     def proposals_approve(self, proposal_id: str, edit: str | None = None) -> dict[str, Any]:
         """Approve a proposal (optionally edited) when the operator allows it for MCP clients."""
-        from core.learning.review import approve
-        from core.memory.api import entry_json
-
         with self._traced("proposals_approve") as note:
             self._require_operator("approving proposals")
             if not self.policy.allow_approve:
@@ -213,9 +182,12 @@ class MemoryTools:
                     "cockpit, on Telegram or with `elora proposals approve` "
                     "(ELORA_MCP_ALLOW_APPROVE=true allows it here)"
                 )
-            entry = approve(self.services, proposal_id, edit=edit)
+            entry = app.approve(self.services, proposal_id, edit=edit)
             note.update(proposal_id=proposal_id, memory_id=entry.memory_id)
-            return {"status": "approved", "memory_id": entry.memory_id, "entry": entry_json(entry)}
+            return {
+                "status": "approved", "memory_id": entry.memory_id,
+                "entry": app.entry_json(entry),
+            }  # fmt: skip
 
     # -- forgetting ------------------------------------------------------------------------
 
@@ -224,9 +196,6 @@ class MemoryTools:
     ) -> dict[str, Any]:
         """Without a token: a preview and a one-time token for this memory. With it: forget for
         real (SQLite, FTS, vectors, mirror; the source messages too when asked)."""
-        from core.memory.api import forget_memory
-        from core.memory.forget import source_capture_ids
-
         with self._traced("forget") as note:
             entry = self._visible_entry(memory_id)
             if not confirm_token:
@@ -237,21 +206,21 @@ class MemoryTools:
                     "memory_id": entry.memory_id, "tier": entry.tier, "kind": entry.kind,
                     "scope": entry.scope, "text": entry.canonical_text,
                     "with_sources": with_sources,
-                    "source_messages": len(source_capture_ids(entry.sources)),
+                    "source_messages": len(app.source_capture_ids(entry.sources)),
                     "confirm_token": token, "expires_at": expires_at.isoformat(),
                     "note": "Forgetting cannot be undone. Show this to the operator; call forget "
                     "again with confirm_token (same memory_id and with_sources) only if they agree.",
                 }  # fmt: skip
             self.confirmations.redeem(confirm_token, entry.memory_id, with_sources)
-            report = forget_memory(self.services, entry.memory_id, with_sources=with_sources)
+            report = app.forget(self.services, entry.memory_id, with_sources=with_sources)
             # The id is a slug that may carry words of the forgotten text: not in the trace.
             note.update(stage="forgotten", memory_id="[forgotten]")
             return {"status": "forgotten", **report.__dict__}
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _visible_entry(self, memory_id: str) -> MemoryEntry:
-        entry = self.services.memory.get(memory_id)
+    def _visible_entry(self, memory_id: str):
+        entry = app.get_memory(self.services, memory_id)
         if entry is None or not self.policy.sees(entry.scope):
             raise NotFound(f"no memory {memory_id!r} in this client's scope")
         return entry
@@ -262,30 +231,14 @@ class MemoryTools:
                 f"{what} is the operator's; this client acts as user {self.policy.user_id}"
             )
 
-    def _proposal(self, p: Proposal) -> dict[str, Any]:
-        conflict = None
-        if p.conflict_uuid:
-            other = self.services.memory.by_uuids([p.conflict_uuid]).get(p.conflict_uuid)
-            if other is not None:
-                conflict = {"relation": p.conflict_relation, "memory_id": other.memory_id,
-                            "text": other.canonical_text}  # fmt: skip
-        return {
-            "proposal_id": p.id, "status": p.status, "text": p.text, "kind": p.kind,
-            "tier": p.tier, "memory_id": p.memory_id, "origin": p.origin, "total": p.total,
-            "reasons": p.reasons, "conflict": conflict,
-            "created_at": p.created_at.isoformat() if p.created_at else None,
-        }  # fmt: skip
-
     @contextmanager
     def _traced(self, name: str, chat_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Record one trace for the call (what it returned by id, how long, how it failed)."""
-        from core.undo.context import acting
-
         note: dict[str, Any] = {}
         started = time.perf_counter()
         error = None
         try:
-            with acting(SURFACE, actor=self.policy.user_id):  # versions name the surface
+            with app.acting(SURFACE, actor=self.policy.user_id):  # versions name the surface
                 yield note
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"[:300]
@@ -296,8 +249,8 @@ class MemoryTools:
     def _trace(self, name, note, chat_id, started, error) -> None:
         pack = note.pop("pack", {})
         try:
-            self.services.traces.record(
-                surface=SURFACE, chat_id=chat_id,
+            app.record_trace(
+                self.services, surface=SURFACE, chat_id=chat_id,
                 classification={"intent": f"mcp:{name}", "scope": self.policy.scope},
                 pack=pack, tool_calls=[{"name": name, "ok": error is None, "error": error, **note}],
                 latency_ms=int((time.perf_counter() - started) * 1000), error=error,
@@ -306,7 +259,21 @@ class MemoryTools:
             log.warning("trace of mcp %s not stored: %s", name, exc)
 
 
-def _remember_note(proposal: Proposal) -> str:
+def _proposal(view: app.ProposalView) -> dict[str, Any]:
+    p, other = view.proposal, view.conflict
+    conflict = None
+    if other is not None:
+        conflict = {"relation": p.conflict_relation, "memory_id": other.memory_id,
+                    "text": other.canonical_text}  # fmt: skip
+    return {
+        "proposal_id": p.id, "status": p.status, "text": p.text, "kind": p.kind,
+        "tier": p.tier, "memory_id": p.memory_id, "origin": p.origin, "total": p.total,
+        "reasons": p.reasons, "conflict": conflict,
+        "created_at": p.created_at.isoformat() if p.created_at else None,
+    }  # fmt: skip
+
+
+def _remember_note(proposal) -> str:
     if proposal.status == "approved":
         return "written to memory"
     if proposal.conflict_relation == "contradict":

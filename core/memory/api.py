@@ -1,4 +1,5 @@
-"""The memory functions by their SPEC names, shared by the CLI, the model tools and the surfaces."""
+"""The memory operations (remember, confirm, save, search, forget, session context) under the names
+the model tools also use; the front door (core.app) and the tools call them."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""Finding every copy a forget must erase, store by store (SPEC §10 "Forget means every copy").
+"""Finding every copy a forget must erase, store by store ("forget means every copy", as the
+README's Forget section promises).
 
 A copy is:
 - an archived message that contains the phrase (the whole message is erased: the phrase is its
-  content, and a message cut around it would still say it), or that an entry named its source;
+  content, and a message cut around it would still say it), whose facts read by a model (its
+  turn key, core.archive.fact_keys) contain it, or that an entry named its source;
 - a memory entry that contains the phrase, or whose every source message is erased (it was
   drawn from them alone); an entry with other sources stays;
 - a proposal that contains the phrase, targets an erased entry, or cites an erased message;
@@ -23,13 +25,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
+from core import threads as thread_rows
+from core.archive import captures as archive_rows
+from core.archive import turns as turn_rows
+from core.learning import proposals as proposal_rows
+from core.memory import entries as entry_rows
+from core.memory import session as session_rows
+from core.memory import versions
 from core.memory.matching import FORGOTTEN, Phrase, fold_for_match
 from core.memory.trace_copies import RowRewrite, loads, trace_copies
-from core.storage.db import run
+from core.undo import log as undo_log
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from core.memory.home_files import FileCopy
     from core.services import Services
 
@@ -212,13 +221,7 @@ def _versions(conn: Connection, target: Target, erased_uuids: set[str]) -> list[
     """Versions of erased entries; and earlier versions of kept entries holding the phrase (a
     kept entry's current version is the entry itself, which the forget keeps)."""
     found = []
-    rows = run(
-        conn,
-        "SELECT v.id, v.entry_uuid, v.version, v.data, "
-        "(SELECT max(w.version) FROM entry_versions w WHERE w.entry_uuid = v.entry_uuid) "
-        "FROM entry_versions v",
-    )
-    for vid, uuid, version, data, newest in rows:
+    for vid, uuid, version, data, newest in versions.scan_versions(conn):
         if uuid in erased_uuids or (
             target.phrase is not None and version != newest and target.phrase.in_stored(data)
         ):
@@ -231,7 +234,7 @@ def _undo_rows(
 ) -> list[str]:
     """Undo-log rows about an erased entry or proposal, or holding the phrase."""
     found = []
-    for action_id, uuids, data in run(conn, "SELECT id, entry_uuids, data FROM undo_actions"):
+    for action_id, uuids, data in undo_log.scan_actions(conn):
         named = set(loads(uuids, []) or [])
         decided = {p.get("id") for p in (loads(data, {}) or {}).get("proposals", [])
                    if isinstance(p, dict)}  # fmt: skip
@@ -249,15 +252,13 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     source ids of the documents among them."""
     phrase, sources = target.phrase, set(target.source_ids)
     found, documents = [], set()
-    rows = run(
-        conn,
-        "SELECT rowid, id, surface, chat_id, sent_at, role, kind, sender, text, media, "
-        "provenance FROM captures ORDER BY chat_id, sent_at",
-    )
+    facts_of = turn_rows.stored_facts(conn)  # what a model read in a message is a copy too
+    rows = archive_rows.scan_messages(conn)
     for rowid, cid, surface, chat, sent, role, kind, sender, text, media, provenance in rows:
+        facts = facts_of.get(rowid)
         if cid in sources:
             why = "source"
-        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance):
+        elif phrase is not None and _message_holds(phrase, text, sender, media, provenance, facts):
             why = "contains"
         else:
             continue
@@ -269,25 +270,22 @@ def _messages(conn: Connection, target: Target) -> tuple[list[MessageCopy], set[
     return found, documents
 
 
-def _message_holds(phrase: Phrase, text, sender, media, provenance) -> bool:
-    """Whether a message's text, sender, attachment or provenance holds the phrase (folded
-    once for the whole row: reading the archive is most of a forget's time)."""
-    row = "\n".join(v for v in (text, sender, media, provenance) if v and v not in ("{}", "[]"))
+def _message_holds(phrase: Phrase, text, sender, media, provenance, facts=None) -> bool:
+    """Whether a message's text, sender, attachment, provenance or extracted facts hold the
+    phrase (folded once for the whole row: reading the archive is most of a forget's time)."""
+    stored = (text, sender, media, provenance, facts)
+    row = "\n".join(v for v in stored if v and v not in ("{}", "[]"))
     if "\\" not in row and phrase.folded not in fold_for_match(row):
         return False
     return (
         phrase.in_text(text) or phrase.in_text(sender)
-        or phrase.in_stored(media) or phrase.in_stored(provenance)
+        or phrase.in_stored(media) or phrase.in_stored(provenance) or phrase.in_stored(facts)
     )  # fmt: skip
 
 
 def _entries(conn: Connection, target: Target, erased: set[str]) -> list[EntryCopy]:
     found = []
-    rows = run(
-        conn,
-        "SELECT uuid, memory_id, canonical_text, embedding_text, attributes, sources "
-        "FROM memory_entries",
-    )
+    rows = entry_rows.scan_entries(conn)
     for uuid, memory_id, canonical, embedded, attributes, sources in rows:
         if uuid == target.entry_uuid:
             why = "named"
@@ -312,11 +310,7 @@ def _all_erased(sources: Any, erased: set[str]) -> bool:
 
 def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[str]) -> list[str]:
     phrase, found = target.phrase, []
-    rows = run(
-        conn,
-        "SELECT id, memory_id, text, candidate, reasons, decision_note, source_capture_ids "
-        "FROM proposals",
-    )
+    rows = proposal_rows.scan_proposals(conn)
     for pid, memory_id, text, candidate, reasons, note, cited in rows:
         if (
             memory_id in entries
@@ -333,7 +327,7 @@ def _proposals(conn: Connection, target: Target, erased: set[str], entries: set[
 def _link_notes(conn: Connection, target: Target, erased_uuids: set[str]) -> list[RowRewrite]:
     if target.phrase is None:
         return []
-    rows = run(conn, "SELECT id, from_uuid, to_uuid, note FROM entry_links WHERE note IS NOT NULL")
+    rows = entry_rows.scan_link_notes(conn)
     return [
         RowRewrite("entry_links", rowid, {"note": None}, "link note")
         for rowid, a, b, note in rows
@@ -365,11 +359,7 @@ def _merged(texts: list[str], least: int = 20) -> str:
 
 def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[SessionCopy]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    rows = run(
-        conn,
-        "SELECT user_id, chat_id, source_id, id, text FROM session_chunks "
-        "ORDER BY user_id, chat_id, source_id, position",
-    )
+    rows = session_rows.scan_session_chunks(conn)
     for user_id, chat_id, source_id, chunk, text in rows:
         groups.setdefault((user_id, chat_id, source_id), []).append((chunk, text))
     found = []
@@ -384,7 +374,7 @@ def _sessions(conn: Connection, target: Target, documents: set[str]) -> list[Ses
 
 def _threads(conn: Connection, target: Target, erased: set[str]) -> list[RowRewrite]:
     phrase, found = target.phrase, []
-    rows = run(conn, "SELECT rowid, id, kind, messages, summary, role FROM threads")
+    rows = thread_rows.scan_threads(conn)
     for rowid, thread_id, kind, messages, summary, role in rows:
         turns = loads(messages, []) or []
         kept = [

@@ -3,59 +3,51 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import ValidationError
-from sqlalchemy import text
-from sqlmodel import col, func, select
+from sqlalchemy import Connection, String, text, type_coerce
+from sqlmodel import col, delete, func, select, update
 
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
 from core.memory import versions
-from core.memory.schema import IMPORTANCE_WEIGHT, STATUSES, EntryIn, text_key
-from core.recall.lexical import fts_query, normalise_bm25
+from core.memory.entry_search import EntrySearch
+from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
 from core.storage import fulltext
-from core.storage.db import run
 from core.storage.dialect import json_list_holds
 from core.storage.fulltext import Match
 from core.storage.models import EntryLink, MemoryEntry
 from core.undo.context import current_change
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
-
-VECTOR_WEIGHT = 0.75
-LEXICAL_WEIGHT = 0.25
-# Unfiltered vector probe: this many times the candidates wanted, and at least PROBE_MIN.
-PROBE_FACTOR = 4
-PROBE_MIN = 100
-
-
-@dataclass
-class EntryHit:
-    """A recalled entry with how it scored."""
-
-    entry: MemoryEntry
-    score: float
-    similarity: float | None
-    lexical: float
 
 
 def _epoch(value) -> int:
     return int(value.timestamp()) if value else 0
 
 
-class MemoryStore:
-    """Entries in SQLite (text, FTS) and Chroma (vectors only)."""
+class MemoryStore(EntrySearch):
+    """Entries in SQLite (text, FTS) and Chroma (vectors only); hybrid search comes from
+    EntrySearch (core.memory.entry_search)."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
-        self.importance_weight = services.settings.importance_weights or IMPORTANCE_WEIGHT
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        vectorspace: VectorSpace,
+        importance_weights: dict[int, float] | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.vectorspace = vectorspace  # its embedder and index serve search
+        self.importance_weight = importance_weights or IMPORTANCE_WEIGHT
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -68,7 +60,7 @@ class MemoryStore:
             where = ".".join(str(p) for p in first["loc"]) or "entry"
             raise InvalidInput(f"invalid memory entry: {where}: {first['msg']}") from None
         uuid = memory_uuid(entry_in.memory_id)
-        now = self.services.clock.now()
+        now = self.clock.now()
         with self.db.session(write=True) as session:
             row = session.exec(select(MemoryEntry).where(MemoryEntry.uuid == uuid)).first()
             values = entry_in.model_dump()
@@ -100,7 +92,7 @@ class MemoryStore:
         if not rows:
             return 0
         try:
-            self.services.vectorspace.upsert(
+            self.vectorspace.upsert(
                 "memory",
                 [r.uuid for r in rows],
                 [r.embedding_text for r in rows],
@@ -109,15 +101,28 @@ class MemoryStore:
         except EloraError as exc:
             log.warning("memory indexing deferred for %d entries: %s", len(rows), exc)
             return 0
+        uuids = [r.uuid for r in rows]
         with self.db.session() as session:
-            run(
-                session.connection(),
-                "UPDATE memory_entries SET vector_state = 'indexed' WHERE uuid = ?",
-                [(r.uuid,) for r in rows],
-            )
+            for start in range(0, len(uuids), 500):
+                part = col(MemoryEntry.uuid).in_(uuids[start : start + 500])
+                session.exec(update(MemoryEntry).where(part).values(vector_state="indexed"))
         for r in rows:
             r.vector_state = "indexed"
         return len(rows)
+
+    def pending(self, limit: int) -> list[MemoryEntry]:
+        """The first entries still waiting for a vector, in the order they were stored."""
+        stmt = select(MemoryEntry).where(MemoryEntry.vector_state == "pending")
+        with self.db.session() as session:
+            rows = list(session.exec(stmt.order_by(col(MemoryEntry.rowid)).limit(limit)))
+            for row in rows:
+                session.expunge(row)
+        return rows
+
+    def mark_all_pending(self) -> int:
+        """Flag every entry for re-embedding (a reindex); return how many."""
+        with self.db.session(write=True) as session:
+            return session.exec(update(MemoryEntry).values(vector_state="pending")).rowcount
 
     @staticmethod
     def vector_meta(row: MemoryEntry) -> dict[str, Any]:
@@ -148,7 +153,7 @@ class MemoryStore:
             session.add(row)
             session.flush()
             session.refresh(row)
-            versions.record(session, row, False, self.services.clock.now())
+            versions.record(session, row, False, self.clock.now())
             session.expunge(row)
         self.index([row])
         return row
@@ -251,6 +256,32 @@ class MemoryStore:
         with self.db.session() as session:
             return session.exec(stmt).one()
 
+    def in_tier(self, tier: str, status: str = "active") -> list[MemoryEntry]:
+        """Every entry of a tier with this status, in the order they were stored."""
+        stmt = select(MemoryEntry).where(MemoryEntry.tier == tier, MemoryEntry.status == status)
+        with self.db.session() as session:
+            rows = list(session.exec(stmt.order_by(MemoryEntry.rowid)))
+            for r in rows:
+                session.expunge(r)
+        return rows
+
+    def rule_attributes(self, marker: str) -> list[dict[str, Any]]:
+        """The attributes of the active procedural entries whose attributes mention `marker`
+        (a cheap prefilter on the stored text: the caller checks the values)."""
+        stmt = select(MemoryEntry.attributes).where(
+            MemoryEntry.tier == "procedural",
+            MemoryEntry.status == "active",
+            type_coerce(MemoryEntry.attributes, String).contains(marker),
+        )
+        with self.db.session() as session:
+            return [a or {} for a in session.exec(stmt)]
+
+    def indexed_count(self) -> int:
+        """Entries whose vector is stored."""
+        stmt = select(func.count()).select_from(MemoryEntry)
+        with self.db.session() as session:
+            return session.exec(stmt.where(MemoryEntry.vector_state == "indexed")).one()
+
     def topics(self, scope: str | None = "global") -> list[dict[str, Any]]:
         """memory_id, tier, topics and importance of active entries (to find an exact id)."""
         stmt = select(
@@ -288,7 +319,7 @@ class MemoryStore:
     def link(self, from_uuid: str, to_uuid: str, relation: str, note: str | None = None) -> None:
         """Record a typed relation between two entries."""
         link = EntryLink(from_uuid=from_uuid, to_uuid=to_uuid, relation=relation, note=note,
-                         created_at=self.services.clock.now())  # fmt: skip
+                         created_at=self.clock.now())  # fmt: skip
         with self.db.session(write=True) as session:
             session.add(link)
             session.flush()
@@ -300,10 +331,8 @@ class MemoryStore:
         """Remove links by id (those an undone action made)."""
         if link_ids:
             with self.db.session(write=True) as session:
-                run(
-                    session.connection(),
-                    "DELETE FROM entry_links WHERE id = ?",
-                    [(i,) for i in link_ids],
+                session.connection().execute(
+                    delete(EntryLink).where(col(EntryLink.id).in_(link_ids))
                 )
 
     def delete(self, uuid: str) -> bool:
@@ -311,128 +340,69 @@ class MemoryStore:
         its versions and links, its vector. Not a forget: nothing is tombstoned."""
         with self.db.session(write=True) as session:
             conn = session.connection()
-            gone = run(conn, "DELETE FROM memory_entries WHERE uuid = ?", (uuid,))
-            run(conn, "DELETE FROM entry_versions WHERE entry_uuid = ?", (uuid,))
-            run(conn, "DELETE FROM entry_links WHERE from_uuid = ? OR to_uuid = ?", (uuid, uuid))
+            gone = conn.execute(delete(MemoryEntry).where(col(MemoryEntry.uuid) == uuid))
+            versions.delete_of(conn, [uuid])
+            conn.execute(
+                delete(EntryLink).where(
+                    (col(EntryLink.from_uuid) == uuid) | (col(EntryLink.to_uuid) == uuid)
+                )
+            )
         try:
-            self.services.vectors.delete("memory", [uuid])
+            self.vectorspace.index.delete("memory", [uuid])
         except EloraError as exc:  # no text in it; `elora reindex` drops the stray vector
             log.warning("vector of removed entry %s not deleted: %s", uuid, exc)
         return gone.rowcount > 0
 
-    # -- search ----------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        limit: int = 5,
-        *,
-        scopes: list[str] | None = None,
-        statuses: tuple[str, ...] = ("active",),
-        tiers: list[str] | None = None,
-        query_vector: np.ndarray | None = None,
-    ) -> tuple[list[EntryHit], bool]:
-        """Hybrid search: over-fetch 3×limit by vector and by BM25, rerank by
-        calibrated cosine × importance weight (plus a lexical share); returns (hits, degraded).
-        """
-        fetch = max(3 * limit, limit)
-        degraded = False
-        cosine: dict[str, float] = {}
-        qvec = query_vector
-        try:
-            if qvec is None:
-                self.services.vectorspace.ensure_readable()
-                qvec = self.services.embedder.embed_query(query)
-            cosine = self._nearest(qvec, fetch, scopes, statuses, tiers)
-        except EloraError as exc:
-            log.warning("memory search degraded to lexical: %s", exc)
-            degraded, qvec = True, None
-        lexical = self._lexical(query, fetch, scopes, statuses, tiers)
-        missing = [u for u in lexical if u not in cosine]
-        if qvec is not None and missing:
-            try:
-                stored = self.services.vectors.get_vectors("memory", missing)
-                for uuid, vec in stored.items():
-                    cosine[uuid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
-            except EloraError as exc:
-                log.warning("could not score lexical hits by vector: %s", exc)
-        rows = self.by_uuids(list(set(cosine) | set(lexical)))
-        calibrate = self.services.embedder.calibrate
-        hits = []
-        for uuid, row in rows.items():
-            if row.status not in statuses or (scopes and row.scope not in scopes):
-                continue
-            if tiers and row.tier not in tiers:
-                continue
-            lex = lexical.get(uuid, 0.0)
-            sim = cosine.get(uuid)
-            base = LEXICAL_WEIGHT * lex + (VECTOR_WEIGHT * calibrate(sim) if sim is not None else 0)
-            if degraded:
-                base = lex
-            weight = self.importance_weight.get(row.importance, 1.0)
-            hits.append(EntryHit(row, round(base * weight, 4), sim, lex))
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:limit], degraded
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
 
-    def _nearest(self, qvec, fetch, scopes, statuses, tiers) -> dict[str, float]:
-        """The `fetch` nearest entries that pass the filters, as {uuid: cosine}.
 
-        Chroma's metadata pre-filter costs far more than the search itself on a large
-        collection (about 30 ms of CPU against 3 ms at 10k entries), and the usual filter
-        (status active) keeps nearly everything. So search unfiltered with headroom and filter
-        the hits' metadata here: when at least `fetch` of them pass, they are exactly the
-        `fetch` nearest passing entries. Only when too few pass is Chroma asked to filter.
-        """
-        probe = max(fetch * PROBE_FACTOR, PROBE_MIN)
-        hits = self.services.vectors.query("memory", qvec.tolist(), probe)
-        kept = [h for h in hits if self._passes(h.metadata, scopes, statuses, tiers)]
-        if len(kept) < fetch and len(hits) == probe:
-            where = self._where(scopes, statuses, tiers)
-            kept = self.services.vectors.query("memory", qvec.tolist(), fetch, where)
-        return {h.id: h.similarity for h in kept[:fetch]}
+def scan_entries(conn: Connection) -> Iterator[tuple]:
+    """(uuid, memory_id, canonical_text, embedding_text, attributes, sources) of every entry,
+    the JSON columns as stored text (searched as they are stored)."""
+    stmt = select(
+        MemoryEntry.uuid, MemoryEntry.memory_id, MemoryEntry.canonical_text,
+        MemoryEntry.embedding_text, type_coerce(MemoryEntry.attributes, String),
+        type_coerce(MemoryEntry.sources, String),
+    )  # fmt: skip
+    yield from conn.execute(stmt)
 
-    @staticmethod
-    def _passes(meta: dict[str, Any], scopes, statuses, tiers) -> bool:
-        """The same test as `_where`, applied to one hit's metadata."""
-        return (
-            (not statuses or meta.get("status") in statuses)
-            and (not scopes or meta.get("scope") in scopes)
-            and (not tiers or meta.get("tier") in tiers)
+
+def canonical_texts(conn: Connection, uuids: list[str]) -> list[str]:
+    """The canonical texts of these entries."""
+    texts: list[str] = []
+    for start in range(0, len(uuids), 500):
+        part = uuids[start : start + 500]
+        stmt = select(MemoryEntry.canonical_text).where(col(MemoryEntry.uuid).in_(part))
+        texts += [text for (text,) in conn.execute(stmt) if text]
+    return texts
+
+
+def delete_entries(conn: Connection, uuids: list[str]) -> None:
+    """Delete entries and every link touching them."""
+    for start in range(0, len(uuids), 500):
+        part = uuids[start : start + 500]
+        conn.execute(delete(MemoryEntry).where(col(MemoryEntry.uuid).in_(part)))
+        conn.execute(
+            delete(EntryLink).where(
+                col(EntryLink.from_uuid).in_(part) | col(EntryLink.to_uuid).in_(part)
+            )
         )
 
-    def fulltext(self, query: str, limit: int = 50, status: str | None = None) -> list[MemoryEntry]:
-        """Entries matching the words of a query (FTS5 / BM25), best first."""
-        statuses = (status,) if status else STATUSES
-        ranked = self._lexical(query, limit, None, statuses, None)
-        rows = self.by_uuids(list(ranked))
-        return [rows[u] for u in ranked if u in rows]
 
-    @staticmethod
-    def _where(scopes, statuses, tiers) -> dict | None:
-        clauses: list[dict] = []
-        if statuses:
-            clauses.append({"status": {"$in": list(statuses)}})
-        if scopes:
-            clauses.append({"scope": {"$in": list(scopes)}})
-        if tiers:
-            clauses.append({"tier": {"$in": list(tiers)}})
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+def scan_link_notes(conn: Connection) -> Iterator[tuple]:
+    """(id, from_uuid, to_uuid, note) of every link carrying a note."""
+    stmt = select(EntryLink.id, EntryLink.from_uuid, EntryLink.to_uuid, EntryLink.note)
+    yield from conn.execute(stmt.where(col(EntryLink.note).is_not(None)))
 
-    def _lexical(self, query, limit, scopes, statuses, tiers) -> dict[str, float]:
-        match = fts_query(query)
-        if not match:
-            return {}
-        where, params = [], {}
-        for name, values in (("status", statuses), ("scope", scopes), ("tier", tiers)):
-            if values:
-                marks, named = fulltext.in_list(name, list(values))
-                where.append(f"e.{name} IN {marks}")
-                params.update(named)
-        with self.db.session() as session:
-            rows = fulltext.matching(
-                session.connection(), "entries", match, select="e.uuid", alias="e",
-                where=" AND ".join(where), params=params, limit=limit,
-            )  # fmt: skip
-        return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))
+
+def rewrite_link(conn: Connection, link_id: int, values: dict[str, Any]) -> None:
+    """New values for some columns of one link."""
+    conn.execute(update(EntryLink).where(col(EntryLink.id) == link_id).values(**values))
+
+
+def optimize_search(conn: Connection) -> None:
+    """Merge the entries' full-text segments so deleted terms leave the files (FTS5; on
+    PostgreSQL a forget rewrites the tables afterwards, core.memory.erase)."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")

@@ -5,39 +5,44 @@ SQLite runs with secure_delete (freed bytes are zeroed); the FTS5 indexes are me
 PostgreSQL rewrites the tables that held text (VACUUM FULL, their tsvector columns and GIN
 indexes included), so no dead row version stays in their files.
 Chroma holds ids, vectors and a few metadata fields (never text): the vectors of erased
-chunks, entries and session chunks are deleted, and windows rewritten without an erased
+chunks, entries, session chunks and messages (turn keys) are deleted, and windows rewritten without an erased
 message are embedded again. Files are handled by `core.memory.home_files`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
+from core import threads as thread_rows
+from core.archive import captures as archive_rows
+from core.archive import turns as turn_rows
 from core.errors import EloraError
+from core.learning import proposals as proposal_rows
+from core.memory import entries as entry_rows
+from core.memory import session as session_rows
+from core.memory import versions
 from core.memory.copies import ErasePlan, resolve_target, scan_database
 from core.memory.home_files import erase_files, find_files
-from core.memory.tombstones import bury, bury_entry
-from core.storage.db import db_time, run
+from core.memory.tombstones import bury, bury_entry, log_forget
+from core.traces import rewrite_trace
+from core.undo import log as undo_log
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from core.services import Services
 
 log = logging.getLogger(__name__)
 
-FTS_INDEXES = ("entries_fts", "captures_fts", "chunks_fts")
 # Tables whose rows a forget deletes or rewrites: on PostgreSQL each is rewritten afterwards.
 # (`updates`: the shared update queue of several workers; a finished update keeps no text, but
 # its earlier row versions may, until rewritten.)
 TEXT_TABLES = ["captures", "chunks", "memory_entries", "entry_links", "proposals",
-               "session_chunks", "threads", "traces", "updates"]  # fmt: skip
-JSON_COLUMNS = {"threads": {"messages"}, "traces": {"classification", "pack", "models",
-                "escalations", "tool_calls", "learning", "feedback"}}  # fmt: skip
+               "session_chunks", "threads", "traces", "updates", "turn_keys", "entry_versions",
+               "undo_actions"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -85,13 +90,18 @@ def erase(
         if keep is not None:
             keep(conn, plan)
         removed, rewritten, dropped = _erase_messages(conn, plan)
-        buried = _entry_texts(conn, plan)
+        buried = entry_rows.canonical_texts(conn, [e.uuid for e in plan.entries])
         _erase_rows(conn, plan)
         _rewrite_rows(conn, plan)
-        _log(conn, services, plan, removed)
-        if services.db.dialect == "sqlite":
-            for fts in FTS_INDEXES:
-                run(conn, f"INSERT INTO {fts}({fts}) VALUES ('optimize')")
+        target = plan.target
+        log_forget(
+            conn, entry_uuid=target.entry_uuid or "", with_sources=target.with_sources,
+            matching=target.matching, removed_captures=removed,
+            removed_entries=len(plan.entries), at=services.clock.now(),
+        )  # fmt: skip
+        entry_rows.optimize_search(conn)
+        archive_rows.optimize_search(conn)
+        turn_rows.optimize_search(conn)
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
@@ -125,114 +135,49 @@ def _erase_messages(conn: Connection, plan: ErasePlan) -> tuple[int, list[str], 
     rowids = [m.rowid for m in plan.messages]
     if not rowids:
         return 0, [], []
-    chunks: dict[int, str] = {}
-    for rowid in rowids:
-        for chunk_rowid, chunk_id in run(
-            conn,
-            "SELECT c.rowid, c.id FROM chunks c JOIN chunk_captures cc ON cc.chunk_rowid = c.rowid "
-            "WHERE cc.capture_rowid = ?",
-            (rowid,),
-        ):
-            chunks[chunk_rowid] = chunk_id
-    run(conn, "DELETE FROM captures WHERE rowid = ?", [(r,) for r in rowids])
-    run(
-        conn,
-        "DELETE FROM learned_captures WHERE capture_id = ?",
-        [(m.capture_id,) for m in plan.messages],
-    )
+    chunks = archive_rows.chunks_of(conn, rowids)
+    archive_rows.delete_messages(conn, rowids, [m.capture_id for m in plan.messages])
     rewritten, dropped = [], []
     for chunk_rowid, chunk_id in chunks.items():
-        rest = run(
-            conn,
-            "SELECT c.sender, c.role, c.text, c.message_id FROM captures c "
-            "JOIN chunk_captures cc ON cc.capture_rowid = c.rowid WHERE cc.chunk_rowid = ? "
-            "ORDER BY c.sent_at",
-            (chunk_rowid,),
-        ).all()
+        rest = archive_rows.chunk_turns(conn, chunk_rowid)
         if not rest:
-            run(conn, "DELETE FROM chunks WHERE rowid = ?", (chunk_rowid,))
+            archive_rows.drop_chunk(conn, chunk_rowid)
             dropped.append(chunk_id)
             continue
         text = "\n".join(f"{sender or role}: {body}" for sender, role, body, _ in rest)
         speakers = list(dict.fromkeys(sender for sender, *_ in rest if sender))
-        run(
-            conn,
-            "UPDATE chunks SET text = ?, message_ids = ?, speakers = ?, vector_state = 'pending' "
-            "WHERE rowid = ?",
-            (text, json.dumps([m for *_, m in rest]), json.dumps(speakers), chunk_rowid),
-        )
+        archive_rows.rewrite_chunk(conn, chunk_rowid, text, [m for *_, m in rest], speakers)
         rewritten.append(chunk_id)
     return len(rowids), rewritten, dropped
 
 
-def _entry_texts(conn: Connection, plan: ErasePlan) -> list[str]:
-    """The canonical texts of the entries about to be erased (for their tombstones)."""
-    uuids = [e.uuid for e in plan.entries]
-    texts: list[str] = []
-    for start in range(0, len(uuids), 500):
-        part = uuids[start : start + 500]
-        rows = run(
-            conn,
-            "SELECT canonical_text FROM memory_entries WHERE uuid IN "
-            f"({','.join('?' * len(part))})",
-            tuple(part),
-        ).all()
-        texts += [text for (text,) in rows if text]
-    return texts
-
-
 def _erase_rows(conn: Connection, plan: ErasePlan) -> None:
     """Entries (with their links), proposals, session chunks, versions and undo rows."""
-    uuids = [(e.uuid,) for e in plan.entries]
+    uuids = [e.uuid for e in plan.entries]
     if uuids:
-        run(conn, "DELETE FROM memory_entries WHERE uuid = ?", uuids)
-        run(conn, "DELETE FROM entry_links WHERE from_uuid = ? OR to_uuid = ?",
-                             [(u, u) for (u,) in uuids])  # fmt: skip
-        run(
-            conn,
-            "UPDATE proposals SET conflict_uuid = NULL, conflict_relation = NULL "
-            "WHERE conflict_uuid = ?",
-            uuids,
-        )
+        entry_rows.delete_entries(conn, uuids)
+        proposal_rows.unlink_conflicts(conn, uuids)
     if plan.proposals:
-        run(conn, "DELETE FROM proposals WHERE id = ?", [(p,) for p in plan.proposals])
-    chunk_ids = [(c,) for s in plan.sessions for c in s.chunk_ids]
+        proposal_rows.delete_proposals(conn, plan.proposals)
+    chunk_ids = [c for s in plan.sessions for c in s.chunk_ids]
     if chunk_ids:
-        run(conn, "DELETE FROM session_chunks WHERE id = ?", chunk_ids)
-    if plan.versions:
-        run(conn, "DELETE FROM entry_versions WHERE id = ?",
-            [(v,) for v in plan.versions])  # fmt: skip
-    if plan.undo_actions:
-        run(conn, "DELETE FROM undo_actions WHERE id = ?",
-            [(a,) for a in plan.undo_actions])  # fmt: skip
+        session_rows.delete_session_chunks(conn, chunk_ids)
+    versions.delete_versions(conn, plan.versions)
+    undo_log.delete_actions(conn, plan.undo_actions)
+
+
+# Who rewrites the rows of each table a plan names.
+REWRITES = {
+    "threads": thread_rows.rewrite_thread,
+    "traces": rewrite_trace,
+    "entry_links": entry_rows.rewrite_link,
+}
 
 
 def _rewrite_rows(conn: Connection, plan: ErasePlan) -> None:
     """Threads without their erased turns, traces and link notes without the text."""
     for rewrite in (*plan.threads, *plan.traces, *plan.links):
-        json_columns = JSON_COLUMNS.get(rewrite.table, set())
-        columns = list(rewrite.values)
-        values = [
-            json.dumps(rewrite.values[c]) if c in json_columns else rewrite.values[c]
-            for c in columns
-        ]
-        assignments = ", ".join(f"{c} = ?" for c in columns)
-        run(
-            conn,
-            f"UPDATE {rewrite.table} SET {assignments} WHERE rowid = ?",
-            (*values, rewrite.rowid),
-        )
-
-
-def _log(conn: Connection, services: Services, plan: ErasePlan, removed: int) -> None:
-    """One forget_log row: the named entry's uuid (never a slug) or '' for a phrase, counts."""
-    target = plan.target
-    run(conn,
-        "INSERT INTO forget_log (entry_uuid, with_sources, removed_captures, forgotten_at, "
-        "matching, removed_entries) VALUES (?, ?, ?, ?, ?, ?)",
-        (target.entry_uuid or "", target.with_sources, removed,
-         db_time(services.clock.now()), target.matching, len(plan.entries)),
-    )  # fmt: skip
+        REWRITES[rewrite.table](conn, rewrite.rowid, rewrite.values)
 
 
 def _erase_vectors(
@@ -244,6 +189,8 @@ def _erase_vectors(
         services.vectors.delete("memory", [e.uuid for e in plan.entries])
         services.vectors.delete("archive", dropped)
         services.vectors.delete("ephemeral", [c for s in plan.sessions for c in s.chunk_ids])
+        # Each erased message's own vector (its turn key), kept under the capture id.
+        services.vectors.delete("turns", [m.capture_id for m in plan.messages])
     except EloraError as exc:
         log.warning("forget: vectors not deleted (no text is stored with them): %s", exc)
         return False

@@ -22,14 +22,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
 from core.errors import EloraError, InvalidInput
 from core.ids import memory_uuid
-from core.memory import versions
+from core.memory import recalls
 from core.memory.entries import MemoryStore
-from core.storage.db import from_db_time, run, run_many
-from core.storage.dialect import json_field, json_strings
+from core.storage import meta
+from core.storage.db import from_db_time
 from core.storage.models import MemoryEntry
 from core.undo.context import labelled
 from core.undo.log import undoable
@@ -112,43 +110,29 @@ def lifetime(
 
 
 def _watermark(services: Services) -> int:
-    rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (WATERMARK,))
-    return int(rows[0][0]) if rows else 0
+    return int(meta.get(services.db, WATERMARK) or 0)
 
 
 def _new_recalls(services: Services, after: int) -> tuple[dict[str, tuple[int, datetime]], int]:
     """Recalls recorded by traces after rowid `after`: {uuid: (count, last)}, and the last rowid."""
-    # The bound first: a trace stored meanwhile is left for the next run, not skipped.
-    last = int(services.db.rows("SELECT coalesce(max(rowid), 0) FROM traces")[0][0])
-    items, item, is_text = json_strings(services.db.dialect, "t.pack", "items", "j")
-    rows = services.db.rows(
-        f"SELECT t.rowid, t.created_at, {item} FROM traces t, {items} "
-        f"WHERE t.rowid > ? AND t.rowid <= ? AND {is_text}",
-        (after, last),
-    )
+    # Bounded: a trace stored meanwhile is left for the next run, not skipped.
+    items, last = services.traces.pack_items_after(after)
     found: dict[str, tuple[int, datetime]] = {}
-    for _rowid, created, item_id in rows:
+    for created, item_id in items:
         if item_id == "identity" or item_id.startswith("archive:"):
             continue
         uuid = memory_uuid(item_id)
         count, seen = found.get(uuid, (0, None))
         at = from_db_time(created)
         found[uuid] = (count + 1, at if seen is None or at > seen else seen)
-    return found, max(after, last)
+    return found, last
 
 
 def recall_counts(services: Services, uuids: list[str]) -> dict[str, tuple[int, datetime | None]]:
     """Recalls of these entries so far: what the job counted plus traces since (read-only)."""
     if not uuids:
         return {}
-    marks = ",".join("?" * len(uuids))
-    stored = {
-        u: (n, from_db_time(at) if at else None)
-        for u, n, at in services.db.rows(
-            f"SELECT uuid, recalls, last_recalled_at FROM entry_recalls WHERE uuid IN ({marks})",
-            tuple(uuids),
-        )
-    }
+    stored = recalls.recalls_of(services.db, uuids)
     fresh, _ = _new_recalls(services, _watermark(services))
     out = {}
     for u in uuids:
@@ -163,25 +147,8 @@ def count_recalls(services: Services) -> int:
     after = _watermark(services)
     fresh, last = _new_recalls(services, after)
     known = set(services.memory.by_uuids(list(fresh)))  # archive chunks and forgotten ids aside
-    rows = [(u, n, at) for u, (n, at) in fresh.items() if u in known]
-    with services.db.session(write=True) as session:
-        conn = session.connection()
-        # The same upserts on SQLite and PostgreSQL: columns qualified, no max() of two values.
-        run_many(
-            conn,
-            "INSERT INTO entry_recalls (uuid, recalls, last_recalled_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(uuid) DO UPDATE SET recalls = entry_recalls.recalls + excluded.recalls, "
-            "last_recalled_at = CASE WHEN entry_recalls.last_recalled_at IS NULL "
-            "OR excluded.last_recalled_at > entry_recalls.last_recalled_at "
-            "THEN excluded.last_recalled_at ELSE entry_recalls.last_recalled_at END",
-            rows,
-        )
-        run(
-            conn,
-            "INSERT INTO meta (key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (WATERMARK, str(last)),
-        )
+    counted = {u: counts for u, counts in fresh.items() if u in known}
+    recalls.add_recalls(services.db, counted, (WATERMARK, str(last)))
     return sum(n for u, (n, _) in fresh.items() if u in known)
 
 
@@ -189,16 +156,7 @@ def count_recalls(services: Services) -> int:
 
 
 def _candidates(services: Services) -> list[MemoryEntry]:
-    stmt = select(MemoryEntry).where(
-        MemoryEntry.status == "active",
-        col(MemoryEntry.tier).in_(FADING_TIERS),
-        MemoryEntry.importance <= MAX_FADING_IMPORTANCE,
-    )
-    with services.db.session() as session:
-        rows = list(session.exec(stmt))
-        for r in rows:
-            session.expunge(r)
-    return rows
+    return recalls.fadeable(services.db, FADING_TIERS, MAX_FADING_IMPORTANCE)
 
 
 def schedule(services: Services, within_days: float | None = None) -> list[Lifetime]:
@@ -221,23 +179,8 @@ def fade_due(services: Services) -> dict[str, Any]:
     counted = count_recalls(services)
     now = services.clock.now()
     due = {life.memory_id: life for life in schedule(services, within_days=0)}
-    rows = []
-    with services.db.session(write=True) as session:
-        for row in session.exec(select(MemoryEntry).where(col(MemoryEntry.memory_id).in_(due))):
-            if row.status != "active":  # changed meanwhile (forgotten, superseded)
-                continue
-            reason = due[row.memory_id].reason()
-            versions.keep_baseline(session, row)
-            row.attributes = {**row.attributes, "faded_at": now.isoformat(), "fade_reason": reason}
-            row.status, row.vector_state = "faded", "pending"
-            session.add(row)
-            rows.append(row)
-        session.flush()
-        with labelled("fade"):  # in the entry's history, and no undo spans it unseen
-            for row in rows:
-                session.refresh(row)
-                versions.record(session, row, False, now)
-                session.expunge(row)
+    reasons = {memory_id: life.reason() for memory_id, life in due.items()}
+    rows = recalls.mark_faded(services.db, reasons, now)
     _refresh_vectors(services, rows)
     faded = sorted(r.memory_id for r in rows)
     return {
@@ -262,11 +205,7 @@ def _refresh_vectors(services: Services, rows: list[MemoryEntry]) -> None:
                 "memory", [r.uuid for r in kept], [stored[r.uuid] for r in kept],
                 [MemoryStore.vector_meta(r) for r in kept],
             )  # fmt: skip
-            services.db.execute(
-                "UPDATE memory_entries SET vector_state = 'indexed' WHERE uuid IN "
-                f"({','.join('?' * len(kept))})",
-                tuple(r.uuid for r in kept),
-            )
+            recalls.mark_indexed(services.db, [r.uuid for r in kept])
         services.memory.index([r for r in rows if r.uuid not in stored])  # never embedded
     except EloraError as exc:
         log.warning("faded entries wait for their vectors' status: %s", exc)
@@ -286,17 +225,9 @@ def restore(services: Services, memory_id: str) -> MemoryEntry:
 
 def figures(services: Services) -> dict[str, Any]:
     """For the audit: due soon, faded (all, and this week), restored this week, the next few."""
-    week_ago = (services.clock.now() - timedelta(days=7)).isoformat()
+    week_ago = services.clock.now() - timedelta(days=7)
     soon = schedule(services, within_days=SOON_DAYS)
-    faded_at = json_field(services.db.dialect, "attributes", "faded_at")
-    restored_at = json_field(services.db.dialect, "attributes", "restored_at")
-    faded, faded_week, restored_week = services.db.rows(
-        "SELECT count(*) FILTER (WHERE status = 'faded'), "
-        f"count(*) FILTER (WHERE status = 'faded' AND {faded_at} >= ?), "
-        f"count(*) FILTER (WHERE {restored_at} >= ?) "
-        "FROM memory_entries",
-        (week_ago, week_ago),
-    )[0]
+    faded, faded_week, restored_week = recalls.fading_counts(services.db, week_ago)
     return {
         "policy": f"episodic, importance ≤ {MAX_FADING_IMPORTANCE}: {BASE_DAYS} d × "
         "2^(importance−1) × (1 + recalls) × (1 + confirmations)",

@@ -10,15 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
 from core.errors import InvalidInput
 from core.memory.tombstones import Forgotten
-from core.storage.models import Proposal
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -105,7 +101,7 @@ def export_markdown(services: Services, directory: Path) -> dict[str, Any]:
     "don't remember") is not written: consent is final, on disk too."""
     from core.learning.consent import Consent
 
-    consent = Consent(services)
+    consent = Consent.of(services)
     withheld_count = 0
     directory = Path(directory)
     entries_dir = directory / "entries"
@@ -274,14 +270,7 @@ def _deleted_files(services: Services, directory: Path) -> list[MemoryEntry]:
 def _propose_forget(services: Services, entry: MemoryEntry) -> str:
     """A proposal to forget an entry whose mirror file was deleted: approving it forgets the
     entry through the one forget path (core.learning.review); once only while it is open."""
-    with services.db.session() as session:
-        known = session.exec(
-            select(Proposal.id).where(
-                Proposal.memory_id == entry.memory_id,
-                Proposal.conflict_relation == "forget",
-                col(Proposal.status).in_(("pending", "recommended")),
-            )
-        ).first()
+    known = services.proposals.open_forget(entry.memory_id)
     if known is not None:
         return known
     proposal = services.proposals.create(
@@ -324,22 +313,7 @@ def _open_edit(services: Services, candidate) -> str | None:
     """An open mirror proposal already carrying exactly this edit (imports are repeatable)."""
     fields = ("text", "kind", "tier", "scope", "topics", "importance", "confidence")
     wanted = candidate.model_dump(mode="json")
-    target = (
-        col(Proposal.memory_id).is_(None)
-        if candidate.memory_id is None
-        else Proposal.memory_id == candidate.memory_id
-    )
-    stmt = (
-        select(Proposal.id, Proposal.candidate)
-        .where(
-            Proposal.origin == "markdown",
-            target,
-            col(Proposal.status).in_(("pending", "recommended")),
-        )
-        .order_by(col(Proposal.total).desc().nulls_last(), col(Proposal.created_at).desc())
-    )
-    with services.db.session() as session:
-        rows = session.exec(stmt).all()
+    rows = services.proposals.open_edits("markdown", candidate.memory_id)
     for proposal_id, proposed in rows:
         if all((proposed or {}).get(f) == wanted[f] for f in fields):
             return proposal_id
@@ -366,12 +340,3 @@ def _propose_edit(services: Services, candidate, current) -> str:
         reasons=["edited in the Markdown mirror" + (" (new entry)" if current is None else "")],
     )
     return proposal.id
-
-
-def newest_export_time(directory: Path) -> datetime | None:
-    """When the mirror in `directory` was generated, if it exists."""
-    try:
-        data = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return None
-    return datetime.fromisoformat(data["generated_at"])

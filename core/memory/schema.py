@@ -1,50 +1,26 @@
-"""The strict schema of a memory entry and the vocabulary of tiers, kinds and truth modes."""
+"""The strict schema of a memory entry (its vocabulary is core.memory.vocabulary), slugs and text keys."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.memory.vocabulary import (  # noqa: F401 (re-exported: the schema's vocabulary)
+    KIND_TO_TIER,
+    KINDS,
+    MEMORY_TIERS,
+    PROMOTED_FROM,
+    STATUSES,
+    TIER_MEANING,
+    Kind,
+    MemoryTier,
+    Status,
+    TruthMode,
+)
 from core.recall.lexical import STOPWORDS, fold
-
-Tier = Literal["semantic", "episodic", "procedural", "personalized", "environment"]
-Kind = Literal[
-    "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression"
-]
-TruthMode = Literal["asserted", "observed", "inferred", "hypothesis"]
-Status = Literal["active", "superseded", "deprecated", "faded"]
-
-TIERS: tuple[str, ...] = ("semantic", "episodic", "procedural", "personalized", "environment")
-STATUSES: tuple[str, ...] = ("active", "superseded", "deprecated", "faded")
-KINDS: tuple[str, ...] = (
-    "fact", "preference", "decision", "constraint", "event", "hypothesis", "pattern", "expression",
-)  # fmt: skip
-
-# What each tier means when an item of it reaches a prompt.
-TIER_MEANING: dict[str, str] = {
-    "semantic": "pattern",
-    "episodic": "trace",
-    "procedural": "rule",
-    "personalized": "preference",
-    "environment": "prediction",
-}
-
-# The link from a promoted entry to each entry it was promoted from (its roots).
-PROMOTED_FROM = "promoted-from"
-
-KIND_TO_TIER: dict[str, str] = {
-    "fact": "semantic",
-    "pattern": "semantic",
-    "hypothesis": "semantic",
-    "event": "episodic",
-    "decision": "procedural",
-    "constraint": "procedural",
-    "preference": "personalized",
-    "expression": "personalized",
-}
 
 # Default rerank weights: cosine (calibrated) x weight[importance].
 IMPORTANCE_WEIGHT: dict[int, float] = {1: 1.0, 2: 1.08, 3: 1.16, 4: 1.25, 5: 1.35}
@@ -60,7 +36,7 @@ class EntryIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     memory_id: str
-    tier: Tier
+    tier: MemoryTier
     kind: Kind
     canonical_text: str = Field(min_length=1, max_length=4000)
     embedding_text: str | None = None

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from sqlmodel import col, select
+from sqlalchemy import Connection
+from sqlmodel import col, delete, func, select
 
 from core.archive.chunking import split_text
 from core.errors import EloraError
 from core.ids import new_id
 from core.recall.lexical import fold, terms
-from core.storage.db import run
 from core.storage.models import SessionChunk
 
 if TYPE_CHECKING:
-    from core.services import Services
+    from core.clock import Clock
+    from core.storage.db import Database
+    from core.vectorspace import VectorSpace
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +41,20 @@ class SessionHit:
 class SessionMemory:
     """Working memory of one session; nothing here outlives the session or its TTL."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.db = services.db
+    def __init__(
+        self, db: Database, clock: Clock, vectorspace: VectorSpace, ttl_hours: float,
+        threshold: float,
+    ):  # fmt: skip
+        self.db = db
+        self.clock = clock
+        self.vectorspace = vectorspace
+        self.ttl = timedelta(hours=ttl_hours)
+        self.threshold = threshold  # calibrated similarity a search hit must reach
 
     def save(self, user_id: str, chat_id: str, source_id: str, text: str) -> int:
         """Chunk and index text under its source_id; return the number of chunks."""
-        now = self.services.clock.now()
-        expires = now + timedelta(hours=self.services.settings.session_ttl_hours)
+        now = self.clock.now()
+        expires = now + self.ttl
         pieces = split_text(text, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
         rows = [
             SessionChunk(
@@ -74,7 +83,7 @@ class SessionMemory:
                 session.add(row)
         meta = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
         try:
-            self.services.vectorspace.upsert(
+            self.vectorspace.upsert(
                 "ephemeral",
                 ids,
                 pieces,
@@ -89,13 +98,13 @@ class SessionMemory:
         threshold: float | None = None,
     ) -> list[SessionHit]:  # fmt: skip
         """Chunks of one source above the (calibrated) threshold, best first."""
-        threshold = self.services.settings.session_threshold if threshold is None else threshold
+        threshold = self.threshold if threshold is None else threshold
         partition = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
         where = {"$and": [{k: v} for k, v in partition.items()]}
         scores: dict[str, float] = {}
         try:
-            hits = self.services.vectorspace.query("ephemeral", query, limit * 2, where)
-            calibrate = self.services.embedder.calibrate
+            hits = self.vectorspace.query("ephemeral", query, limit * 2, where)
+            calibrate = self.vectorspace.embedder.calibrate
             scores = {h.id: calibrate(h.similarity) for h in hits}
         except EloraError as exc:
             log.warning("session search degraded to lexical: %s", exc)
@@ -140,6 +149,19 @@ class SessionMemory:
                 )
             )
 
+    def all_chunks(self) -> list[SessionChunk]:
+        """Every session chunk held, in the order they were stored (a reindex reads them)."""
+        with self.db.session() as session:
+            rows = list(session.exec(select(SessionChunk).order_by(col(SessionChunk.rowid))))
+            for row in rows:
+                session.expunge(row)
+        return rows
+
+    def count(self) -> int:
+        """Chunks held for every session."""
+        with self.db.session() as session:
+            return session.exec(select(func.count()).select_from(SessionChunk)).one()
+
     def end_session(self, user_id: str, chat_id: str) -> int:
         """Purge everything of one session (e.g. on /new); return chunks removed."""
         return self._purge(
@@ -148,17 +170,34 @@ class SessionMemory:
 
     def purge_expired(self) -> int:
         """Purge chunks past their TTL (the scheduled job); return chunks removed."""
-        return self._purge(SessionChunk.expires_at <= self.services.clock.now())
+        return self._purge(SessionChunk.expires_at <= self.clock.now())
 
     def _purge(self, condition) -> int:
         with self.db.session(write=True) as session:
             ids = list(session.exec(select(SessionChunk.id).where(condition)))
-            if ids:
-                run(
-                    session.connection(),
-                    f"DELETE FROM session_chunks WHERE id IN ({','.join('?' * len(ids))})",
-                    tuple(ids),
-                )
+            for start in range(0, len(ids), 500):
+                part = col(SessionChunk.id).in_(ids[start : start + 500])
+                session.exec(delete(SessionChunk).where(part))
         if ids:
-            self.services.vectors.delete("ephemeral", ids)
+            self.vectorspace.index.delete("ephemeral", ids)
         return len(ids)
+
+
+# -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------
+
+
+def scan_session_chunks(conn: Connection) -> Iterator[tuple]:
+    """(user_id, chat_id, source_id, id, text) of every session chunk, source by source."""
+    stmt = select(
+        SessionChunk.user_id, SessionChunk.chat_id, SessionChunk.source_id, SessionChunk.id,
+        SessionChunk.text,
+    ).order_by(SessionChunk.user_id, SessionChunk.chat_id, SessionChunk.source_id,
+               SessionChunk.position)  # fmt: skip
+    yield from conn.execute(stmt)
+
+
+def delete_session_chunks(conn: Connection, chunk_ids: list[str]) -> None:
+    """Delete session chunks by id."""
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start : start + 500]
+        conn.execute(delete(SessionChunk).where(col(SessionChunk.id).in_(part)))

@@ -15,18 +15,25 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 import secrets
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, insert
+from sqlmodel import col, delete, select
 
 from core.learning.consent import FORGOTTEN, ConsentRefused
 from core.recall.lexical import fold
-from core.storage.db import db_time
+from core.storage import meta
+from core.storage.dialect import insert_ignoring
+from core.storage.models import ForgetLog, Tombstone
 
 if TYPE_CHECKING:
+    from core.clock import Clock
     from core.services import Services
+    from core.storage.db import Database
     from core.storage.models import MemoryEntry
 
 KEY = "tombstone_key"
@@ -41,39 +48,79 @@ def normalise(text: str) -> str:
     return " ".join(re.findall(r"\w+", fold(text or "")))
 
 
-def _key(services: Services) -> bytes:
-    """The home's secret, made on first use (a concurrent first use keeps the first one)."""
-    rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
-    if not rows:
-        services.db.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (KEY, secrets.token_hex(32)),
-        )
-        rows = services.db.rows("SELECT value FROM meta WHERE key = ?", (KEY,))
-    return bytes.fromhex(rows[0][0])
+class Tombstones:
+    """The tombstones of one home (owner of the `tombstones` table and of its key in `meta`)."""
+
+    def __init__(self, db: Database, clock: Clock):
+        self.db = db
+        self.clock = clock
+
+    def _key(self) -> bytes:
+        """The home's secret, made on first use (a concurrent first use keeps the first one)."""
+        kept = meta.get(self.db, KEY) or meta.put_once(self.db, KEY, secrets.token_hex(32))
+        return bytes.fromhex(kept)
+
+    def digest(self, text: str) -> str:
+        """The keyed hash of a text's normalised form."""
+        return hmac.new(self._key(), normalise(text).encode(), hashlib.sha256).hexdigest()
+
+    def digests(self, texts: Iterable[str]) -> list[str]:
+        """The keyed hashes of texts (each normalised form once)."""
+        key = self._key()
+        forms = {normalise(t) for t in texts} - {""}
+        return [hmac.new(key, f.encode(), hashlib.sha256).hexdigest() for f in sorted(forms)]
+
+    def bury(self, texts: Iterable[str]) -> int:
+        """Leave a tombstone for each text; return how many are new."""
+        digests = self.digests(texts)
+        if not digests:
+            return 0
+        now = self.clock.now()
+        with self.db.session(write=True) as session:
+            stmt = select(Tombstone.digest).where(col(Tombstone.digest).in_(digests))
+            known = set(session.exec(stmt))
+            new = [d for d in digests if d not in known]
+            if new:
+                rows = [{"digest": d, "created_at": now} for d in new]
+                session.exec(insert_ignoring(Tombstone, rows))
+        return len(new)
+
+    def put_back(self, digests: Iterable[str]) -> None:
+        """Lay tombstones again by their digests (an undone remember had lifted them)."""
+        rows = [{"digest": d, "created_at": self.clock.now()} for d in dict.fromkeys(digests)]
+        if rows:
+            with self.db.session(write=True) as session:
+                session.exec(insert_ignoring(Tombstone, rows))
+
+    def is_buried(self, text: str) -> bool:
+        """Whether the operator forgot this text."""
+        if not normalise(text):
+            return False
+        stmt = select(Tombstone.digest).where(Tombstone.digest == self.digest(text))
+        with self.db.session() as session:
+            return session.exec(stmt).first() is not None
+
+    def refuse_if_buried(self, text: str) -> None:
+        """Raise Forgotten when the text was forgotten (the one check before anything is
+        filed)."""
+        if self.is_buried(text):
+            raise Forgotten("the operator forgot this; only an explicit remember brings it back")
+
+    def lift(self, text: str) -> bool:
+        """Remove a text's tombstone (an explicit remember); return whether there was one."""
+        stmt = delete(Tombstone).where(Tombstone.digest == self.digest(text))
+        with self.db.session(write=True) as session:
+            return session.exec(stmt).rowcount > 0
 
 
 def digest(services: Services, text: str) -> str:
     """The keyed hash of a text's normalised form."""
-    return hmac.new(_key(services), normalise(text).encode(), hashlib.sha256).hexdigest()
-
-
-def _digests(services: Services, texts: Iterable[str]) -> list[str]:
-    key = _key(services)
-    forms = {normalise(t) for t in texts} - {""}
-    return [hmac.new(key, f.encode(), hashlib.sha256).hexdigest() for f in sorted(forms)]
+    return services.tombstones.digest(text)
 
 
 def bury(services: Services, texts: Iterable[str]) -> int:
     """Leave a tombstone for each text; return how many are new."""
-    now = db_time(services.clock.now())
-    added = 0
-    for d in _digests(services, texts):
-        added += services.db.execute(
-            "INSERT INTO tombstones (digest, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (d, now),
-        )
-    return added
+    return services.tombstones.bury(texts)
 
 
 def bury_entry(services: Services, entry: MemoryEntry) -> None:
@@ -83,54 +130,45 @@ def bury_entry(services: Services, entry: MemoryEntry) -> None:
     repeats the proposal's wording, not the operator's edit). The messages it was drawn from
     stay archived but are no longer material for learning: a model would otherwise re-extract
     the same thing from them in other words."""
-    texts = [entry.canonical_text]
-    for text, candidate in services.db.rows(
-        "SELECT text, candidate FROM proposals WHERE memory_id = ? OR id = ?",
-        (entry.memory_id, (entry.attributes or {}).get("proposal_id") or ""),
-    ):
-        wording = (json.loads(candidate or "{}") or {}).get("text")
-        texts += [t for t in (text, wording) if t and isinstance(t, str)]
-    bury(services, texts)
+    proposal_id = (entry.attributes or {}).get("proposal_id")
+    bury(
+        services, [entry.canonical_text, *services.proposals.texts_of(entry.memory_id, proposal_id)]
+    )
     sources = [
         s["capture_id"] for s in entry.sources or [] if isinstance(s, dict) and s.get("capture_id")
     ]
-    for start in range(0, len(sources), 500):
-        part = sources[start : start + 500]
-        services.db.execute(
-            f"UPDATE captures SET consent = ? WHERE consent IS NULL AND id IN "
-            f"({','.join('?' * len(part))})",
-            (FORGOTTEN, *part),
-        )
+    services.archive.captures.withhold(sources, FORGOTTEN)
 
 
 def bury_digests(services: Services, digests: Iterable[str]) -> None:
     """Put back tombstones by their digests (an undone remember had lifted them)."""
-    now = db_time(services.clock.now())
-    for d in digests:
-        services.db.execute(
-            "INSERT INTO tombstones (digest, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-            (d, now),
-        )
+    services.tombstones.put_back(digests)
 
 
 def is_buried(services: Services, text: str) -> bool:
     """Whether the operator forgot this text."""
-    if not normalise(text):
-        return False
-    return bool(
-        services.db.rows("SELECT 1 FROM tombstones WHERE digest = ?", (digest(services, text),))
-    )
+    return services.tombstones.is_buried(text)
 
 
 def refuse_if_buried(services: Services, text: str) -> None:
     """Raise Forgotten when the text was forgotten (the one check before anything is filed)."""
-    if is_buried(services, text):
-        raise Forgotten("the operator forgot this; only an explicit remember brings it back")
+    services.tombstones.refuse_if_buried(text)
 
 
 def lift(services: Services, text: str) -> bool:
     """Remove a text's tombstone (an explicit remember); return whether there was one."""
-    return (
-        services.db.execute("DELETE FROM tombstones WHERE digest = ?", (digest(services, text),))
-        > 0
-    )
+    return services.tombstones.lift(text)
+
+
+def log_forget(
+    conn: Connection, *, entry_uuid: str, with_sources: bool, matching: bool,
+    removed_captures: int, removed_entries: int, at: datetime,
+) -> None:  # fmt: skip
+    """One forget_log row, inside the forget's transaction: the named entry's uuid (never a
+    slug, which can carry words of the text) or '' for a phrase, and counts."""
+    conn.execute(
+        insert(ForgetLog).values(
+            entry_uuid=entry_uuid, with_sources=with_sources, matching=matching,
+            removed_captures=removed_captures, removed_entries=removed_entries, forgotten_at=at,
+        )
+    )  # fmt: skip

@@ -10,16 +10,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection
-
 from core.memory.matching import FORGOTTEN
-from core.storage.db import run
+from core.traces import TRACE_JSON, scan_traces
 
 if TYPE_CHECKING:
-    from core.memory.copies import Target
+    from sqlalchemy import Connection
 
-TRACE_JSON = ("classification", "pack", "models", "escalations", "tool_calls", "learning",
-              "feedback")  # fmt: skip
+    from core.memory.copies import Target
 
 
 @dataclass
@@ -81,8 +78,7 @@ def trace_copies(
     conn: Connection, target: Target, erased: set[str], memory_ids: list[str]
 ) -> list[RowRewrite]:
     phrase, ids, found = target.phrase, _id_pattern(memory_ids), []
-    columns = ", ".join(TRACE_JSON)
-    rows = run(conn, f"SELECT rowid, capture_id, error, {columns} FROM traces")
+    rows = scan_traces(conn)
     for rowid, capture_id, error, *stored in rows:
         values: dict[str, Any] = {}
         asked = bool(capture_id) and capture_id in erased

@@ -9,6 +9,7 @@ Versions are copies of the entry's text: forgetting the entry erases them with i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,28 @@ def _insert(conn: Connection, row: MemoryEntry, version: int, change: str, surfa
         (row.uuid, version, change, surface, actor,
          json.dumps(state_of(row), ensure_ascii=False, default=str), db_time(at)),
     )  # fmt: skip
+
+
+def delete_of(conn: Connection, uuids: list[str]) -> None:
+    """Drop every version of these entries (an entry removed as if never written)."""
+    conn.exec_driver_sql("DELETE FROM entry_versions WHERE entry_uuid = ?", [(u,) for u in uuids])
+
+
+def scan_versions(conn: Connection) -> Iterator[tuple]:
+    """(id, entry_uuid, version, data as stored, the entry's newest version) of every version
+    (a forget's scan, core.memory.copies)."""
+    yield from conn.exec_driver_sql(
+        "SELECT v.id, v.entry_uuid, v.version, v.data, "
+        "(SELECT max(w.version) FROM entry_versions w WHERE w.entry_uuid = v.entry_uuid) "
+        "FROM entry_versions v"
+    )
+
+
+def delete_versions(conn: Connection, version_ids: list[int]) -> None:
+    """Drop versions by id (a forget's erase, core.memory.erase)."""
+    if version_ids:
+        conn.exec_driver_sql("DELETE FROM entry_versions WHERE id = ?",
+                             [(v,) for v in version_ids])  # fmt: skip
 
 
 def keep_baseline(session: Session, row: MemoryEntry) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ class ArchiveHit:
     similarity: float | None = None
     lexical: float = 0.0
     neighbours: list[dict[str, Any]] = field(default_factory=list)
+    rowid: int = 0
 
 
 def _epoch(moment: datetime) -> int:
@@ -61,14 +63,14 @@ def _epoch(moment: datetime) -> int:
     return int(moment.replace(tzinfo=UTC).timestamp())
 
 
-def _vector_where(window: TimeWindow | None, chat_id: str | None) -> dict | None:
+def _vector_where(window: TimeWindow | None, chats: Sequence[str] | None) -> dict | None:
     clauses: list[dict] = []
     if window is not None and window.start is not None:
         clauses.append({"first_at": {"$gte": _epoch(window.start)}})
     if window is not None and window.end is not None:
         clauses.append({"first_at": {"$lt": _epoch(window.end)}})
-    if chat_id is not None:
-        clauses.append({"chat_id": chat_id})
+    if chats is not None:
+        clauses.append({"chat_id": {"$in": list(chats)}})
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -80,19 +82,24 @@ def search_archive(
     query_vector: np.ndarray | None,
     limit: int,
     window: TimeWindow | None = None,
-    chat_id: str | None = None,
+    chats: Sequence[str] | None = None,
     mode: str = "hybrid",
 ) -> list[ArchiveHit]:
-    """Top archive chunks for a query; `mode` is hybrid, vector or lexical (for benchmarks)."""
+    """Top archive chunks for a query; `mode` is hybrid, vector or lexical (for benchmarks).
+
+    `chats` limits the search to those chats (a user's scope); None searches every chat.
+    """
+    if chats is not None and not chats:
+        return []
     fetch = max(3 * limit, 10)
     cosine: dict[str, float] = {}
     if query_vector is not None and mode in ("hybrid", "vector"):
         try:
-            cosine = _nearest(services, query_vector, fetch, window, chat_id)
+            cosine = _nearest(services, query_vector, fetch, window, chats)
         except EloraError as exc:
             log.warning("archive vector search failed, lexical only: %s", exc)
             query_vector = None
-    bm25 = _lexical(services, query, fetch, window, chat_id) if mode != "vector" else {}
+    bm25 = _lexical(services, query, fetch, window, chats) if mode != "vector" else {}
     hybrid = mode == "hybrid" and query_vector is not None
     strength = saturate_bm25 if hybrid else normalise_bm25
     lexical = dict(zip(bm25, strength(list(bm25.values())), strict=True))
@@ -133,13 +140,14 @@ def search_archive(
                 score=round(score, 4),
                 similarity=sim,
                 lexical=lex,
+                rowid=row["rowid"],
             )
         )
     hits.sort(key=lambda h: h.score, reverse=True)
     return hits[:limit]
 
 
-def _nearest(services, query_vector, fetch, window, chat_id) -> dict[str, float]:
+def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
     """The `fetch` chunks nearest to the query within the window (and chat): {id: cosine}.
 
     Chroma's metadata pre-filter costs CPU in proportion to the whole collection (about 30 ms
@@ -147,12 +155,13 @@ def _nearest(services, query_vector, fetch, window, chat_id) -> dict[str, float]
     here from their stored vectors (reading one costs about as much as filtering EXACT_RATIO
     chunks); a window holding most of the archive ("before the move") is searched unfiltered
     with headroom and the hits filtered here; what lies between goes through Chroma's filter.
+    A user's scope (`chats`) is a filter of the same kind.
     """
     bounded = window is not None and (window.start is not None or window.end is not None)
-    if bounded:
+    if bounded or chats is not None:
         # One capped query answers "is the window small?" and yields its ids when it is; the
         # archive is counted only when the ratio or the probe decision needs it.
-        ids = _window_ids(services, window, chat_id, EXACT_MAX + 1)
+        ids = _window_ids(services, window, chats, EXACT_MAX + 1)
         if not ids:
             return {}
         inside, total = len(ids), None
@@ -160,15 +169,15 @@ def _nearest(services, query_vector, fetch, window, chat_id) -> dict[str, float]
             total = _chunk_count(services)
             if inside <= total / EXACT_RATIO:
                 return _exact(services, query_vector, fetch, ids)
-        elif chat_id is None:
-            inside, total = _window_counts(services, window, chat_id)
-        if chat_id is None and inside * 2 >= total:
+        elif chats is None:
+            inside, total = _window_counts(services, window, chats)
+        if chats is None and inside * 2 >= total:
             probe = fetch * PROBE_FACTOR
             hits = services.vectors.query("archive", query_vector.tolist(), probe)
             kept = [h for h in hits if _starts_inside(window, h.metadata.get("first_at"))]
             if len(kept) >= fetch or len(hits) < probe:
                 return {hit.id: hit.similarity for hit in kept[:fetch]}
-    where = _vector_where(window, chat_id)
+    where = _vector_where(window, chats)
     hits = services.vectors.query("archive", query_vector.tolist(), fetch, where)
     return {hit.id: hit.similarity for hit in hits}
 
@@ -192,24 +201,31 @@ def _starts_inside(window: TimeWindow, first_at: int | None) -> bool:
     return window.end is None or first_at < _epoch(window.end)
 
 
-def _window_sql(window: TimeWindow, chat_id: str | None) -> tuple[str, list]:
-    """The chunks the vector filter selects: first_at in [start, end), in the chat if given."""
-    sql, params = "FROM chunks WHERE 1 = 1", []
-    if window.start is not None:
-        sql += " AND first_at >= ?"
+def window_bounds(window: TimeWindow | None, after: str, before: str) -> tuple[str, list[Any]]:
+    """SQL conditions keeping rows in the window: `after >= start` and `before < end`."""
+    sql, params = "", []
+    if window is not None and window.start is not None:
+        sql += f" AND {after} >= ?"
         params.append(db_time(window.start))
-    if window.end is not None:
-        sql += " AND first_at < ?"
+    if window is not None and window.end is not None:
+        sql += f" AND {before} < ?"
         params.append(db_time(window.end))
-    if chat_id is not None:
-        sql += " AND chat_id = ?"
-        params.append(chat_id)
     return sql, params
 
 
-def _window_counts(services, window: TimeWindow, chat_id: str | None) -> tuple[int, int]:
+def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple[str, list]:
+    """The chunks the vector filter selects: first_at in [start, end), in the chats if given."""
+    bounds, params = window_bounds(window, "first_at", "first_at")
+    sql = "FROM chunks WHERE 1 = 1" + bounds
+    if chats is not None:
+        sql += f" AND chat_id IN ({','.join('?' * len(chats))})"
+        params.extend(chats)
+    return sql, params
+
+
+def _window_counts(services, window: TimeWindow | None, chats) -> tuple[int, int]:
     """How many chunks the window selects, and how many the archive holds (one query)."""
-    sql, params = _window_sql(window, chat_id)
+    sql, params = _window_sql(window, chats)
     with services.db.session() as session:
         row = run(
             session.connection(),
@@ -225,9 +241,9 @@ def _chunk_count(services) -> int:
         return run(session.connection(), "SELECT count(*) FROM chunks").scalar_one()
 
 
-def _window_ids(services, window: TimeWindow, chat_id: str | None, limit: int) -> list[str]:
+def _window_ids(services, window: TimeWindow | None, chats, limit: int) -> list[str]:
     """Ids of (at most `limit` of) the chunks the window selects."""
-    sql, params = _window_sql(window, chat_id)
+    sql, params = _window_sql(window, chats)
     with services.db.session() as session:
         rows = run(session.connection(), f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
     return [r[0] for r in rows]
@@ -239,7 +255,7 @@ def _in_window(window: TimeWindow, first: datetime, last: datetime) -> bool:
     return not (window.end is not None and first >= window.end)
 
 
-def _lexical(services, query, limit, window, chat_id) -> dict[str, float]:
+def _lexical(services, query, limit, window, chats) -> dict[str, float]:
     """The best `limit` chunks by BM25 in the window: {id: raw bm25, negative, lower is better}."""
     match = fts_query(query)
     if not match:
@@ -251,9 +267,10 @@ def _lexical(services, query, limit, window, chat_id) -> dict[str, float]:
     if window is not None and window.end is not None:
         where.append("c.first_at < :end")
         params["end"] = window.end
-    if chat_id is not None:
-        where.append("c.chat_id = :chat")
-        params["chat"] = chat_id
+    if chats is not None:
+        marks, named = fulltext.in_list("chat", list(chats))
+        where.append(f"c.chat_id IN {marks}")
+        params.update(named)
     with services.db.session() as session:
         rows = fulltext.matching(
             session.connection(), "chunks", match, select="c.id", alias="c",
@@ -269,8 +286,8 @@ def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
     with services.db.session() as session:
         rows = run(
             session.connection(),
-            "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at "
-            f"FROM chunks WHERE id IN ({marks})",
+            "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at, "
+            f"rowid FROM chunks WHERE id IN ({marks})",
             tuple(ids),
         ).all()
     return [
@@ -284,6 +301,7 @@ def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
             "speakers": json.loads(r[6]),
             "first_at": from_db_time(r[7]),
             "last_at": from_db_time(r[8]),
+            "rowid": r[9],
         }
         for r in rows
     ]

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from core.memory.vocabulary import MEMORY_TIERS, MemoryTier
 from core.recall.lexical import fold
 from core.recall.timeparse import TimeWindow, parse_period
 
@@ -110,6 +111,7 @@ class Classification:
     reasons: list[str] = field(default_factory=list)
     source: Literal["heuristic", "model"] = "heuristic"
     time_window: TimeWindow | None = None
+    present_state: bool = False  # asks how something is now: the latest statement wins
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for traces and the pack contract."""
@@ -123,11 +125,36 @@ class Classification:
             "reasons": self.reasons,
             "source": self.source,
             "time_window": self.time_window.to_json() if self.time_window else None,
+            "present_state": self.present_state,
         }
 
 
+# How something is now ("what's Hugo's number?", "quel est le véto de Pixel ?", "where do we
+# have lunch?"): a question in the present, not about the past or a period.
+_PRESENT = re.compile(
+    r"^(what|who|whom|whose|where|when|which|how much|how many|how often|how do|how does|how can)\b"
+    r"|\b(c'est|quel|quelle|quels|quelles|qui|ou|quand|combien|que|quoi|qu'est-ce)\b"
+)
+_PAST_TENSE = re.compile(
+    r"\b(did|was|were|had|used to|ago|before|previous|previously|former|formerly|old|last time|"
+    r"earlier|first time|at first|originally|avant|ancien|ancienne|anciens|autrefois|"
+    r"precedent|precedente|avait|avais|etait|etais|etaient|a-t-il|a-t-elle|ai-je|j'ai|on a|"
+    r"as-tu|avez-vous|t'ai|m'a|m'as|il y a)\b"
+    r"|\b(has|have|had) (\w+ )?(been|gone|done|had|seen|read|made|visited|bought|painted|taken|"
+    r"met|tried|started|finished|attended|participated|faced|learned|received|said|told|lost|got|"
+    r"left|won|found|sold|built|brought|kept|become|changed)\b"
+    r"|^(what|who|which)( \w+)? \w+ed\b"
+)
+
+
+def asks_present_state(folded: str, window: TimeWindow | None) -> bool:
+    """Whether a (folded) question asks how something is now, where the latest value wins."""
+    if window is not None or _PAST.search(folded) or _PAST_TENSE.search(folded):
+        return False
+    return bool(_PRESENT.search(folded)) and ("?" in folded or bool(_QUESTION.search(folded)))
+
+
 _TIER_OF = {"low": "LITE", "medium": "FLASH", "high": "PRO"}
-ALL_TIERS = ["semantic", "episodic", "procedural", "personalized", "environment"]
 
 
 def classify(text: str, now: datetime, *, has_document: bool = False) -> Classification:
@@ -194,10 +221,11 @@ def classify(text: str, now: datetime, *, has_document: bool = False) -> Classif
         complexity=complexity,
         start_tier=_TIER_OF[complexity],
         memory_need=memory_need,
-        tiers=[t for t in ALL_TIERS if t in tiers],
+        tiers=[t for t in MEMORY_TIERS if t in tiers],
         confidence=confidence,
         reasons=reasons,
         time_window=window,
+        present_state=asks_present_state(q, window),
     )
 
 
@@ -211,7 +239,7 @@ class _ModelVerdict(BaseModel):
     intent: Intent
     complexity: Literal["low", "medium", "high"]
     memory_need: MemoryNeed
-    tiers: list[Literal["semantic", "episodic", "procedural", "personalized", "environment"]]
+    tiers: list[MemoryTier]
     confidence: float = Field(ge=0, le=1)
 
 
@@ -236,11 +264,12 @@ async def classify_request(
         complexity=verdict.complexity,
         start_tier=_TIER_OF[verdict.complexity],
         memory_need=verdict.memory_need,
-        tiers=[t for t in ALL_TIERS if t in verdict.tiers],
+        tiers=[t for t in MEMORY_TIERS if t in verdict.tiers],
         confidence=verdict.confidence,
         reasons=[*guess.reasons, "heuristics unsure: LITE model classified"],
         source="model",
         time_window=guess.time_window,
+        present_state=guess.present_state,
     )
 
 

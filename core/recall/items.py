@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.memory.schema import PROMOTED_FROM, TIER_MEANING
 from core.recall.archive_search import ArchiveHit
+from core.recall.selection import Evidence
 from core.recall.tokens import count_tokens
+from core.recall.turn_search import TurnHit
 from core.storage.db import from_db_time, run
 from core.storage.models import EntryLink, MemoryEntry
 
@@ -134,3 +136,68 @@ def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]
         }
         for r in rows
     ]
+
+
+def evidence_item(evidence: Evidence) -> dict[str, Any]:
+    """Chosen turns as a pack item: the messages, who said them, when, and the dates they name.
+
+    `history` lists earlier statements of the same fact (oldest last) when the question asks
+    about a present state and this item holds the latest one (see core.recall.updates).
+    """
+    turns = evidence.turns
+    first = turns[0]
+    item = {
+        "id": f"archive:message:{first.capture_id}",
+        "source_type": "archive",
+        "tier": "archive",
+        "tier_meaning": "evidence",
+        "kind": "message" if len(turns) == 1 else "window",
+        "text": "\n".join(_turn_line(t) for t in turns),
+        "score": round(evidence.score, 4),
+        "confidence": None,
+        "chat_id": first.chat_id,
+        "surface": first.surface,
+        "message_ids": [t.message_id for t in turns],
+        "speakers": list(dict.fromkeys(t.speaker for t in turns if t.speaker)),
+        "dates": {"first_at": _iso(first.sent_at), "last_at": _iso(turns[-1].sent_at)},
+        "resolved_dates": [
+            {"message_id": t.message_id, "phrase": d["phrase"], "date": d["date"]}
+            for t in turns
+            for d in t.dates
+        ],
+        "sources": [
+            {
+                "surface": t.surface,
+                "chat_id": t.chat_id,
+                "message_id": t.message_id,
+                "date": _iso(t.sent_at),
+                "speaker": t.speaker,
+                "capture_id": t.capture_id,
+            }
+            for t in turns
+        ],
+        "neighbours": evidence.context,
+        "contradictions": [],
+    }
+    if evidence.history:
+        item["current"] = True
+        item["history"] = [
+            {
+                "id": f"archive:message:{t.capture_id}",
+                "chat_id": t.chat_id,
+                "message_id": t.message_id,
+                "speaker": t.speaker,
+                "text": t.text,
+                "date": _iso(t.sent_at),
+                "status": "superseded" if t.sent_at < evidence.first.sent_at else "mentioned",
+                "valid_to": _iso(evidence.first.sent_at)
+                if t.sent_at < evidence.first.sent_at
+                else None,
+            }
+            for t in evidence.history
+        ]
+    return item
+
+
+def _turn_line(turn: TurnHit) -> str:
+    return f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 import unicodedata
 
@@ -206,13 +208,62 @@ def terms(question: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def query_terms(question: str, max_terms: int = 12) -> list[tuple[str, bool]]:
+    """The terms a search uses, as (term, is a prefix): long words become prefixes
+    (déménage ~ déménagement)."""
+    out = []
+    for word in terms(question)[:max_terms]:
+        if len(word) >= 7 and word.isalpha():
+            out.append((word[: max(5, len(word) - 3)], True))
+        else:
+            out.append((word, False))
+    return out
+
+
 def fts_query(question: str, max_terms: int = 12) -> Match | None:
-    """A full-text search: OR of terms, long words as prefixes (déménage ~ déménagement).
+    """A full-text search: OR of the query terms, prefixes starred.
 
     The result is FTS5's MATCH expression and, for PostgreSQL, its words (core.storage.fulltext).
     """
-    words = [(w, len(w) >= 7 and w.isalpha()) for w in terms(question)[:max_terms]]
+    words = query_terms(question, max_terms)
     return Match(words) if words else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[str, ...]:
+    """A text's words as FTS5's unicode61 tokenizer (diacritics removed) splits them; the same
+    candidates are scored several times while one pack is built."""
+    return tuple(_WORD.findall(fold(text)))
+
+
+def bm25(
+    query: list[tuple[str, bool]],
+    texts: dict,
+    documents: dict[tuple[str, bool], int],
+    total: int,
+) -> dict:
+    """BM25 of a few texts for the query terms, as SQLite FTS5 computes it (negative, lower is
+    better), from the archive's document frequencies (`documents`, out of `total` rows).
+
+    Computed here for the candidates in hand: asking FTS5 for the BM25 of given rows makes it
+    score every row that matches, which costs in proportion to the archive."""
+    k1, b = 1.2, 0.75
+    idf = {q: max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for q, n in documents.items() if n}
+    tokenised = {key: _tokens(text) for key, text in texts.items()}
+    lengths = [len(t) for t in tokenised.values() if t]
+    average = sum(lengths) / len(lengths) if lengths else 1.0
+    out = {}
+    for key, tokens in tokenised.items():
+        norm = k1 * (1 - b + b * len(tokens) / average)
+        score = 0.0
+        for q in query:
+            term, prefix = q
+            tf = sum(1 for t in tokens if (t.startswith(term) if prefix else t == term))
+            if tf and q in idf:
+                score += idf[q] * tf * (k1 + 1) / (tf + norm)
+        if score:
+            out[key] = -score
+    return out
 
 
 def normalise_bm25(scores: list[float]) -> list[float]:

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 from sqlmodel import col, select
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.memory.tiers import judge, matching_predictions
-from core.recall.archive_search import attach_neighbours, search_archive
+from core.memory.tier_policy import judge, matching_predictions
 from core.recall.classifier import Classification, classify
-from core.recall.items import archive_item, entry_item, item_tokens
+from core.recall.events import date_event
+from core.recall.evidence import ArchiveEvidence
+from core.recall.items import entry_item, item_tokens
 from core.recall.lexical import terms
+from core.recall.scope import visible_chats
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
 from core.storage.models import MemoryEntry
@@ -144,6 +146,8 @@ class PackBuilder:
         self.user_id = str(user_id) if user_id is not None else None
         self.terms = set(terms(question))
         self.seen: set[str] = set()
+        self.chats = visible_chats(services, self.user_id)
+        self.archive: ArchiveEvidence | None = None
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -280,13 +284,18 @@ class PackBuilder:
         return [r for r in rows if self._visible(r)]
 
     def _visible(self, entry: MemoryEntry) -> bool:
-        """Entries scoped to another user or chat stay out of this pack."""
+        """Entries scoped to another user or chat stay out of this pack; for anyone but the
+        operator, so do entries learned from chats they cannot recall (or from nowhere they
+        took part in: the operator's own canon)."""
         kind, _, value = entry.scope.partition(":")
         if kind == "user" and self.user_id is not None:
             return value == self.user_id
         if kind == "chat" and self.chat_id is not None:
             return value == self.chat_id
-        return True
+        if self.chats is None:
+            return True
+        chats = {str(s["chat_id"]) for s in entry.sources if s.get("chat_id") is not None}
+        return bool(chats) and chats <= set(self.chats)
 
     def _l1(self, layer: Layer) -> None:
         layer.ran = True
@@ -306,7 +315,7 @@ class PackBuilder:
         links, related = self._links(manifest)
         for entry in sorted(manifest, key=essential, reverse=True):
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
-        # Predictions about what this task touches (core.memory.tiers) come with it.
+        # Predictions about what this task touches (core.memory.tier_policy) come with it.
         found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
         links, related = self._links(found)
         for entry, verdict in matching_predictions(found, self.terms):
@@ -317,7 +326,10 @@ class PackBuilder:
         window = self.pack.time_window
         if window is None or not window.anchor:
             return
-        moment = self._date_of(window.anchor)
+        moment = date_event(
+            self.services, self.question, window.anchor, embed=self.query_vector is not None,
+            chats=self.chats, visible=self._visible, min_score=ENTRY_MIN_SCORE,
+        )  # fmt: skip
         if moment is None:
             self.pack.advice.setdefault("reasons", []).append(
                 f"could not date '{window.anchor}': ask when it happened"
@@ -326,21 +338,6 @@ class PackBuilder:
             self.pack.time_window = None
             return
         self.pack.time_window = anchored(window, moment)
-
-    def _date_of(self, anchor: str) -> datetime | None:
-        memory = self.services.memory
-        hits, _ = memory.search(anchor, limit=3, tiers=["episodic"])
-        for hit in hits:
-            if hit.score >= ENTRY_MIN_SCORE:
-                return hit.entry.valid_from or hit.entry.created_at
-        vector = None
-        if self.query_vector is not None:
-            try:
-                vector = self.services.embedder.embed_query(anchor)
-            except EloraError:
-                vector = None
-        found = search_archive(self.services, anchor, vector, limit=1)
-        return found[0].first_at if found and found[0].score >= WEAK_SCORE else None
 
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
         layer.ran = True
@@ -375,7 +372,7 @@ class PackBuilder:
             self._add(layer, entry_item(entry, score, links, related, reason))
             for score, entry, reason in ranked
         )
-        archive = self._archive(layer, limit=5)
+        archive = self._archive(layer, "L2")
         best = max(
             [
                 ranked[0][0] if ranked else 0.0,
@@ -389,27 +386,25 @@ class PackBuilder:
         others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
         return links, self.services.memory.by_uuids(list(others))
 
-    def _archive(self, layer: Layer, limit: int, min_score: float = ARCHIVE_MIN_SCORE) -> int:
-        hits = search_archive(
-            self.services, self.question, self.query_vector, limit, window=self.pack.time_window
-        )
+    def _archive(self, layer: Layer, stage: str, min_score: float = ARCHIVE_MIN_SCORE) -> int:
+        """Archive evidence: the turns the scores justify (see selection), parts of long texts."""
+        if self.archive is None:  # one search, when the query vector is known
+            self.archive = ArchiveEvidence(
+                self.services, self.question, self.query_vector, chats=self.chats,
+                present_state=self.classification.present_state, exclude=self.exclude,
+            )  # fmt: skip
+            self.archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
+            self.pack.missing.extend(self.archive.missing)
         added = 0
-        for hit in hits:
-            if hit.score < min_score or self._is_excluded(hit):
-                continue
-            attach_neighbours(self.services, hit)
-            added += self._add(layer, archive_item(self.services, hit))
+        for item, evidence in self.archive.items(stage, min_score):
+            if self._add(layer, item):
+                added += 1
+                self.archive.shown(evidence)
         return added
-
-    def _is_excluded(self, hit) -> bool:
-        """The request's own message (captured first) is not evidence about itself."""
-        if not self.exclude:
-            return False
-        return bool(self.exclude & set(self.services.archive.capture_ids_of(hit.chunk_id)))
 
     def _l3(self, layer: Layer) -> int:
         layer.ran = True
-        return self._archive(layer, limit=12, min_score=ARCHIVE_MIN_SCORE * 0.6)
+        return self._archive(layer, "L3", min_score=ARCHIVE_MIN_SCORE * 0.6)
 
     def _advise(self, need: str, entries: int, archive: int, best: float) -> None:
         advice = self.pack.advice

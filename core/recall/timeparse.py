@@ -6,7 +6,6 @@ with the event phrase so the caller can date the event from memory.
 
 from __future__ import annotations
 
-import calendar
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -133,7 +132,7 @@ def parse_period(question: str, now: datetime) -> TimeWindow | None:
         return TimeWindow(m.group(0), today - timedelta(days=days), today + timedelta(days=1))
 
     m = re.search(
-        rf"\b(?:in|en|au mois de|during|pendant|depuis|since)?\s*({_MONTH_RE})\.?(?:\s+((?:19|20)\d\d))?\b",
+        rf"\b(?:in|en|au mois de|during|pendant|depuis|since)?\s*({_MONTH_RE})\.?(?:,?\s+((?:19|20)\d\d))?\b",
         q,
     )
     if m and _is_month_word(q, m):
@@ -181,8 +180,3 @@ def anchored(window: TimeWindow, event_time: datetime) -> TimeWindow:
     if window.relation == "before":
         return TimeWindow(window.label, None, event_time, window.anchor, window.relation)
     return TimeWindow(window.label, event_time, None, window.anchor, window.relation)
-
-
-def month_days(year: int, month: int) -> int:
-    """Days in a month (kept for callers building calendars)."""
-    return calendar.monthrange(year, month)[1]

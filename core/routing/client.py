@@ -14,7 +14,7 @@ import sys
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core.config import Settings
 from core.errors import NoModelConfigured, ProviderError
@@ -97,6 +97,23 @@ class Completion:
             "attempts": self.attempts,
             "tools_offered": self.tools_offered,
         }
+
+
+class ModelClient(Protocol):
+    """What callers need from a model client: one completion (tools optional), plain text, and
+    the context size of a tier's model. LLMClient calls LiteLLM; tests may use a scripted one."""
+
+    async def complete(
+        self,
+        tier: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+    ) -> Completion: ...
+
+    async def complete_text(self, tier: str, messages: list[dict[str, Any]]) -> str: ...
+
+    def context_tokens(self, tier: str) -> int: ...
 
 
 def _litellm():

@@ -20,8 +20,9 @@ from core.routing.tiers import higher
 from core.storage.models import CapabilityDimension
 
 if TYPE_CHECKING:
+    from core.clock import Clock
     from core.recall.classifier import Classification
-    from core.services import Services
+    from core.storage.db import Database
 
 STALE_AFTER = timedelta(hours=48)
 FEEDBACK = {"up": 1.0, "down": 0.0, "correction": 0.0, "escalation": 0.0}
@@ -56,12 +57,17 @@ def dimension_of(classification: Classification) -> str:
 class CapabilityProfile:
     """Reads and updates the profile stored in SQLite."""
 
-    def __init__(self, services: Services):
-        self.services = services
-        self.settings = services.settings
+    def __init__(
+        self, db: Database, clock: Clock, *, alpha: float, gate_lambda: float, gate_theta: float
+    ):
+        self.db = db
+        self.clock = clock
+        self.alpha = alpha  # EMA step of each feedback
+        self.gate_lambda = gate_lambda  # weight of the classifier's confidence vs the profile's
+        self.gate_theta = gate_theta  # below this confidence the start tier goes one up
 
     def _row(self, dimension: str) -> CapabilityDimension | None:
-        with self.services.db.session() as session:
+        with self.db.session() as session:
             row = session.get(CapabilityDimension, dimension)
             if row is not None:
                 session.expunge(row)
@@ -72,7 +78,7 @@ class CapabilityProfile:
         row = self._row(dimension)
         if row is None:
             return 0.5
-        age = self.services.clock.now() - row.last_updated
+        age = self.clock.now() - row.last_updated
         if age <= STALE_AFTER:
             return row.p
         weight = math.exp(-(age - STALE_AFTER) / STALE_AFTER)
@@ -80,9 +86,9 @@ class CapabilityProfile:
 
     def update(self, dimension: str, r: float) -> float:
         """EMA update with feedback r in [0, 1]; return the new p."""
-        alpha = self.settings.profile_alpha
-        now = self.services.clock.now()
-        with self.services.db.session(write=True) as session:
+        alpha = self.alpha
+        now = self.clock.now()
+        with self.db.session(write=True) as session:
             row = session.get(CapabilityDimension, dimension)
             if row is None:
                 row = CapabilityDimension(dimension=dimension, p=0.5, samples=0, last_updated=now)
@@ -98,8 +104,8 @@ class CapabilityProfile:
 
     def all(self) -> list[dict]:
         """Every dimension with its stored and effective p and staleness."""
-        now = self.services.clock.now()
-        with self.services.db.session() as session:
+        now = self.clock.now()
+        with self.db.session() as session:
             rows = list(session.exec(select(CapabilityDimension)))
             for r in rows:  # the commit on exit would expire them, unreadable afterwards
                 session.expunge(r)
@@ -117,10 +123,10 @@ class CapabilityProfile:
 
     def gate(self, classification: Classification) -> GateDecision:
         """Choose the starting tier: one higher when c < θ."""
-        lam = self.settings.gate_lambda
+        lam = self.gate_lambda
         c_verbal = classification.confidence
         c_profile = self.effective(dimension_of(classification))
         c = lam * c_verbal + (1 - lam) * c_profile
         tier = classification.start_tier
-        raised = c < self.settings.gate_theta and tier != "PRO"
+        raised = c < self.gate_theta and tier != "PRO"
         return GateDecision(higher(tier) if raised else tier, c, c_verbal, c_profile, raised)

@@ -1,4 +1,5 @@
-"""Model tiers and their configuration: which LiteLLM model string serves LITE, FLASH and PRO."""
+"""Model tiers (LITE, FLASH, PRO: how strong a model answers, not a memory tier) and which
+LiteLLM model string serves each."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from dataclasses import dataclass, field
 
 from core.config import Settings
 
-TIERS = ("LITE", "FLASH", "PRO")
-RANK = {tier: n for n, tier in enumerate(TIERS)}
+MODEL_TIERS = ("LITE", "FLASH", "PRO")
+RANK = {tier: n for n, tier in enumerate(MODEL_TIERS)}
 # Where an unset tier borrows its model: the next configured one, upwards first.
 BORROW_ORDER = {
     "LITE": ("LITE", "FLASH", "PRO"),
@@ -42,7 +43,7 @@ def can_escalate(source: str, target: str) -> bool:
 
 def higher(tier: str) -> str:
     """The next tier up (PRO stays PRO)."""
-    return TIERS[min(RANK[tier] + 1, len(TIERS) - 1)]
+    return MODEL_TIERS[min(RANK[tier] + 1, len(MODEL_TIERS) - 1)]
 
 
 def resolve(settings: Settings, tier: str) -> ModelSpec | None:
@@ -69,4 +70,4 @@ def resolve(settings: Settings, tier: str) -> ModelSpec | None:
 
 def configured(settings: Settings) -> bool:
     """Whether any tier has a model."""
-    return any(getattr(settings, f"model_{t.lower()}") for t in TIERS)
+    return any(getattr(settings, f"model_{t.lower()}") for t in MODEL_TIERS)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.errors import EloraError
-from core.memory.schema import KIND_TO_TIER, Kind, Tier
+from core.memory.vocabulary import KIND_TO_TIER, Kind, MemoryTier
 from core.offload import run_blocking
 from core.routing.client import ToolCall, parse_arguments
 
@@ -53,7 +53,7 @@ class _Args(BaseModel):
 class SearchMemoryArgs(_Args):
     query: str = Field(min_length=1)
     limit: int = Field(5, ge=1, le=20)
-    tier: Tier | None = None
+    tier: MemoryTier | None = None
 
 
 class SaveMemoryArgs(_Args):
@@ -62,7 +62,7 @@ class SaveMemoryArgs(_Args):
     importance: int = Field(1, ge=1, le=5)
     topics: list[str] = Field(default_factory=list)
     memory_id: str | None = None
-    tier: Tier | None = None
+    tier: MemoryTier | None = None
 
 
 class ListTopicsArgs(_Args):

@@ -33,41 +33,50 @@ STATS_TTL = 120.0  # above it, seconds a table's row count, mean length and term
 
 @dataclass(frozen=True)
 class Index:
-    """A searchable table: its name, SQLite's FTS5 table, the columns it indexes."""
+    """A searchable table: its name, SQLite's FTS5 table, the columns it indexes, the key
+    the FTS5 rowid stands for."""
 
     table: str
     fts: str
     columns: tuple[str, ...]
+    key: str = "rowid"
 
 
 INDEXES = {
     "captures": Index("captures", "captures_fts", ("text", "sender")),
     "chunks": Index("chunks", "chunks_fts", ("text",)),
     "entries": Index("memory_entries", "entries_fts", ("canonical_text", "memory_id", "topics")),
+    "turn_keys": Index("turn_keys", "turn_keys_fts", ("keys",), "capture_rowid"),
 }
 
 
 class Match(str):
-    """A search: its FTS5 expression (the string itself) and its words, each maybe a prefix.
+    """A search: its FTS5 expression (the string itself) and its words, each maybe a prefix
+    (already cut where the prefix ends: core.recall.lexical.query_terms).
 
     Being a str, it goes straight into an FTS5 MATCH; PostgreSQL builds its tsquery from
-    `words`. `every`: all words must be there (AND) instead of any (OR)."""
+    `words`. `every`: all words must be there (AND) instead of any (OR); `column`: only that
+    indexed column is searched (`Match.only`)."""
 
     words: tuple[tuple[str, bool], ...]
     every: bool
+    column: str | None
 
-    def __new__(cls, words: Iterable[tuple[str, bool]], every: bool = False) -> Match:
+    def __new__(
+        cls, words: Iterable[tuple[str, bool]], every: bool = False, column: str | None = None
+    ) -> Match:
         words = tuple(words)
-        parts = []
-        for word, prefix in words:
-            if prefix:
-                parts.append(f'"{word[: max(5, len(word) - 3)]}"*')
-            else:
-                parts.append(f'"{word}"')
-        value = super().__new__(cls, (" AND " if every else " OR ").join(parts))
+        parts = [f'"{word}"*' if prefix else f'"{word}"' for word, prefix in words]
+        expression = (" AND " if every else " OR ").join(parts)
+        value = super().__new__(cls, f"{column} : ({expression})" if column else expression)
         value.words = words
         value.every = every
+        value.column = column
         return value
+
+    def only(self, column: str) -> Match:
+        """The same search in one indexed column only (FTS5's `column : (…)`)."""
+        return Match(self.words, self.every, column)
 
 
 def dialect(conn: Connection) -> str:
@@ -83,21 +92,30 @@ def matching(
     select: str,
     alias: str = "t",
     where: str = "",
-    params: dict[str, Any] | None = None,
+    params: dict[str, Any] | Sequence[Any] | None = None,
     order: str = "rank",
     limit: int = 100,
 ) -> list[Any]:
     """Rows (`select`, then `rank`) of the table behind `index` matching `match`, best first.
 
     `select`, `where` and `order` are SQL over the table under `alias`, with named
-    parameters in `params`; `rank` is BM25 (negative, lower is better) on both databases."""
+    parameters in `params` (or `?` marks in `where` and a list of values); `rank` is BM25
+    (negative, lower is better) on both databases."""
     spec = INDEXES[index]
+    if isinstance(params, list | tuple):
+        where, params = _named(where, params)
     params = dict(params or {})
     params["ft_limit"] = int(limit)
     extra = f" AND ({where})" if where else ""
     if dialect(conn) == "postgresql":
         query, rank, values = _postgres_rank(conn, spec, match, alias, ranked=order == "rank")
         params.update(values)
+        if match.column:  # the GIN index finds rows; the one column is checked on those alone
+            document = _as_text(f"{alias}.{match.column}")
+            extra += (
+                f" AND (to_tsvector('elora_fr', {document}) || "
+                f"to_tsvector('elora_en', {document})) @@ {query}"
+            )
         sql = (
             f"SELECT {select}, {rank} AS rank FROM {spec.table} {alias} "
             f"WHERE {alias}.search @@ {query}{extra} ORDER BY {order} LIMIT :ft_limit"
@@ -106,10 +124,29 @@ def matching(
         params["ft_match"] = str(match)
         sql = (
             f"SELECT {select}, bm25({spec.fts}) AS rank FROM {spec.fts} "
-            f"JOIN {spec.table} {alias} ON {alias}.rowid = {spec.fts}.rowid "
+            f"JOIN {spec.table} {alias} ON {alias}.{spec.key} = {spec.fts}.rowid "
             f"WHERE {spec.fts} MATCH :ft_match{extra} ORDER BY {order} LIMIT :ft_limit"
         )
     return list(conn.execute(statement(sql, params)).all())
+
+
+def _named(where: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    """`where` with its `?` marks (outside quotes) as named parameters, and their values."""
+    out, named, quote = [], {}, None
+    for char in where:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "?":
+            name = f"ft_p{len(named)}"
+            named[name] = values[len(named)]
+            out.append(f":{name}")
+            continue
+        out.append(char)
+    if len(named) != len(values):
+        raise ValueError(f"{len(values)} parameters for {len(named)} placeholders: {where[:80]}")
+    return "".join(out), named
 
 
 def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
@@ -145,7 +182,7 @@ def _postgres_rank(
     query = "(" + joiner.join(sql for sql, _ in parts) + ")" if parts else "''::tsquery"
     if not ranked:  # ordered by something else: no statistics needed
         return query, "0", params
-    rows, mean_length = _STATS.table(conn, spec.table)
+    rows, mean_length = _STATS.table(conn, spec.table, spec.key)
     terms = []
     for i, (sql, values) in enumerate(parts):
         frequency = _STATS.frequency(conn, spec.table, rows, sql, values)
@@ -171,7 +208,7 @@ class _Statistics:
         self._tables: dict[tuple[str, str], tuple[float, int, float]] = {}
         self._terms: dict[tuple[str, str, str], tuple[float, int]] = {}
 
-    def table(self, conn: Connection, table: str) -> tuple[int, float]:
+    def table(self, conn: Connection, table: str, key: str = "rowid") -> tuple[int, float]:
         """(rows, mean `search` length) of a table."""
         key = (_home(conn), table)
         with self._lock:
@@ -194,7 +231,7 @@ class _Statistics:
             mean = conn.execute(
                 text(
                     f"SELECT coalesce(avg(length(search)), 1) FROM "
-                    f"(SELECT search FROM {table} ORDER BY rowid DESC LIMIT 2000) recent"
+                    f"(SELECT search FROM {table} ORDER BY {key} DESC LIMIT 2000) recent"
                 )
             ).scalar_one()
         with self._lock:
@@ -255,12 +292,77 @@ def create_postgres_search(conn: Connection, indexes: Iterable[tuple[str, str, t
             f"WITH unaccent, {base}_stem"
         )
     for table, _fts, columns in indexes:
-        document = " || ' ' || ".join(_as_text(c) for c in columns)
-        vector = f"to_tsvector('elora_fr', {document}) || to_tsvector('elora_en', {document})"
-        conn.exec_driver_sql(
-            f"ALTER TABLE {table} ADD COLUMN search tsvector GENERATED ALWAYS AS ({vector}) STORED"
-        )
-        conn.exec_driver_sql(f"CREATE INDEX ix_{table}_search ON {table} USING GIN (search)")
+        add_search_column(conn, table, columns)
+
+
+def add_search_column(conn: Connection, table: str, columns: Iterable[str]) -> None:
+    """A generated `search` tsvector of these columns (French and English stems) on a table,
+    with its GIN index: PostgreSQL's counterpart of an FTS5 external-content table."""
+    document = " || ' ' || ".join(_as_text(c) for c in columns)
+    vector = f"to_tsvector('elora_fr', {document}) || to_tsvector('elora_en', {document})"
+    conn.exec_driver_sql(
+        f"ALTER TABLE {table} ADD COLUMN search tsvector GENERATED ALWAYS AS ({vector}) STORED"
+    )
+    conn.exec_driver_sql(f"CREATE INDEX ix_{table}_search ON {table} USING GIN (search)")
+
+
+# The words of a message as FTS5's unicode61 tokenizer (remove_diacritics) sees them: folded,
+# lowercased, not stemmed. Only word-like tokens are mapped (a URL or "3.5" is left out; the
+# recall code splits such tokens into words it then does not find, as an unknown word).
+_VOCABULARY_TOKENS = "asciiword, word, numword, hword_part, hword_asciipart, hword_numpart"
+_WORDS_OF = (
+    "SELECT lexeme FROM unnest(to_tsvector('elora_words', "
+    "coalesce({row}.text, '') || ' ' || coalesce({row}.sender, '')))"
+)
+
+
+def create_postgres_vocabulary(conn: Connection) -> None:
+    """Migration 9 on PostgreSQL: `captures_vocab (term, doc)`, how many messages hold each
+    word, as SQLite's fts5vocab table over captures_fts reports it; kept by a trigger (inserts
+    in term order, so two writers never wait on each other's words in a cycle)."""
+    conn.exec_driver_sql("CREATE TEXT SEARCH CONFIGURATION elora_words (COPY = simple)")
+    conn.exec_driver_sql(
+        "ALTER TEXT SEARCH CONFIGURATION elora_words DROP MAPPING FOR "
+        + ", ".join(_all_token_types(conn))
+    )
+    conn.exec_driver_sql(
+        f"ALTER TEXT SEARCH CONFIGURATION elora_words ADD MAPPING FOR {_VOCABULARY_TOKENS} "
+        "WITH unaccent, simple"
+    )
+    conn.exec_driver_sql("CREATE TABLE captures_vocab (term TEXT PRIMARY KEY, doc BIGINT NOT NULL)")
+    conn.exec_driver_sql(
+        f"""
+CREATE FUNCTION captures_vocab_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        UPDATE captures_vocab v SET doc = v.doc - 1
+        FROM ({_WORDS_OF.format(row="OLD")} ORDER BY 1) w WHERE v.term = w.lexeme;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO captures_vocab (term, doc)
+        SELECT lexeme, 1 FROM ({_WORDS_OF.format(row="NEW")}) w ORDER BY 1
+        ON CONFLICT (term) DO UPDATE SET doc = captures_vocab.doc + 1;
+    END IF;
+    RETURN NULL;
+END $$"""
+    )
+    conn.exec_driver_sql(
+        "CREATE TRIGGER captures_vocab_count AFTER INSERT OR DELETE OR UPDATE OF text, sender "
+        "ON captures FOR EACH ROW EXECUTE FUNCTION captures_vocab_count()"
+    )
+    conn.exec_driver_sql(
+        "INSERT INTO captures_vocab (term, doc) SELECT w.lexeme, count(*) FROM captures c, "
+        "unnest(to_tsvector('elora_words', coalesce(c.text, '') || ' ' || "
+        "coalesce(c.sender, ''))) w GROUP BY w.lexeme"
+    )
+
+
+def _all_token_types(conn: Connection) -> list[str]:
+    rows = conn.exec_driver_sql(
+        "SELECT DISTINCT alias FROM ts_token_type('default') t JOIN pg_ts_config_map m "
+        "ON m.maptokentype = t.tokid WHERE m.mapcfg = 'elora_words'::regconfig"
+    ).all()
+    return [r[0] for r in rows]
 
 
 def _as_text(column: str) -> str:

@@ -12,8 +12,13 @@ import re
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 from sqlalchemy import Connection, inspect, text
+
+if TYPE_CHECKING:
+    from core.storage.db import Database
 
 Migration = Callable[[Connection], None]
 MIGRATIONS: list[tuple[int, str, Migration]] = []
@@ -39,6 +44,7 @@ _POSTGRES_DDL = (
     (re.compile(r"\bINTEGER\b"), "BIGINT"),
     (re.compile(r"\bDATETIME\b"), "TIMESTAMP"),
     (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
+    (re.compile(r"\bBLOB\b"), "BYTEA"),
     # JSON lives as text on both (core.storage.models.JSONText): raw SQL reads the same.
     (re.compile(r"\bJSON\b"), "TEXT"),
     (re.compile(r"\b(BOOLEAN NOT NULL DEFAULT) 0\b"), r"\1 FALSE"),
@@ -406,6 +412,112 @@ ALTER TABLE forget_log ADD COLUMN removed_entries INTEGER NOT NULL DEFAULT 0;
     )
 
 
+@migration(9, "recall keys: turn keys, resolved dates, chat imports, captures by user")
+def m009_recall_keys(conn: Connection) -> None:
+    # One key per archived message: the dates it names (resolved against when it was sent),
+    # extra searchable words (those dates, facts a model extracted) and a vector of the turn read
+    # with the turn it answers. The text itself stays in `captures` (one copy to forget).
+    _run(
+        conn,
+        """
+CREATE TABLE turn_keys (
+    capture_rowid INTEGER PRIMARY KEY,
+    chunk_rowid INTEGER,
+    context_rowid INTEGER,
+    dates JSON NOT NULL DEFAULT '[]',
+    keys TEXT NOT NULL DEFAULT '',
+    facts JSON NOT NULL DEFAULT '[]',
+    asks BOOLEAN NOT NULL DEFAULT 0,
+    vector BLOB,
+    facts_at DATETIME
+);
+CREATE INDEX ix_turn_keys_chunk ON turn_keys (chunk_rowid);
+CREATE INDEX ix_turn_keys_context ON turn_keys (context_rowid);
+CREATE TABLE turn_dates (
+    capture_rowid INTEGER NOT NULL,
+    start DATETIME NOT NULL,
+    "end" DATETIME NOT NULL,
+    PRIMARY KEY (capture_rowid, start, "end")
+);
+CREATE INDEX ix_turn_dates_start ON turn_dates (start);
+CREATE TABLE chat_imports (
+    surface TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    imported_by TEXT NOT NULL,
+    imported_at DATETIME NOT NULL,
+    PRIMARY KEY (surface, chat_id, imported_by)
+);
+CREATE INDEX ix_captures_user_chat ON captures (user_id, chat_id);
+""",
+    )
+    if is_postgres(conn):
+        _m009_postgres(conn)
+    else:
+        _run(
+            conn,
+            """
+CREATE VIRTUAL TABLE turn_keys_fts USING fts5(keys, content='turn_keys',
+    content_rowid='capture_rowid', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER turn_keys_fts_ai AFTER INSERT ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(rowid, keys) VALUES (new.capture_rowid, new.keys);
+END;
+CREATE TRIGGER turn_keys_fts_ad AFTER DELETE ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(turn_keys_fts, rowid, keys) VALUES ('delete', old.capture_rowid, old.keys);
+END;
+CREATE TRIGGER turn_keys_fts_au AFTER UPDATE OF keys ON turn_keys BEGIN
+    INSERT INTO turn_keys_fts(turn_keys_fts, rowid, keys) VALUES ('delete', old.capture_rowid, old.keys);
+    INSERT INTO turn_keys_fts(rowid, keys) VALUES (new.capture_rowid, new.keys);
+END;
+-- A deleted message takes its key and dates with it, and the turns that were read with it
+-- as context get a new vector (their chunk is embedded again).
+CREATE TRIGGER captures_turn_keys_ad AFTER DELETE ON captures BEGIN
+    DELETE FROM turn_keys WHERE capture_rowid = old.rowid;
+    DELETE FROM turn_dates WHERE capture_rowid = old.rowid;
+    UPDATE chunks SET vector_state = 'pending' WHERE rowid IN (
+        SELECT chunk_rowid FROM turn_keys WHERE context_rowid = old.rowid);
+    UPDATE turn_keys SET vector = NULL, context_rowid = NULL WHERE context_rowid = old.rowid;
+END;
+-- How many messages hold each word: BM25 of the few candidates of a question is computed from
+-- it (asking FTS5 for given rows scores every matching row).
+CREATE VIRTUAL TABLE captures_vocab USING fts5vocab('captures_fts', 'row');
+""",
+        )
+    _run(
+        conn,
+        """
+-- Messages archived before this release get their turn keys when their chunk is embedded
+-- again (index-pending job, or `elora reindex`); their old vectors serve until then.
+UPDATE chunks SET vector_state = 'pending' WHERE kind IN ('message', 'window');
+""",
+    )
+
+
+def _m009_postgres(conn: Connection) -> None:
+    from core.storage.fulltext import add_search_column, create_postgres_vocabulary
+
+    add_search_column(conn, "turn_keys", ("keys",))
+    # A deleted message takes its key and dates with it, and the turns that were read with it
+    # as context get a new vector (their chunk is embedded again).
+    conn.exec_driver_sql(
+        """
+CREATE FUNCTION captures_turn_keys_ad() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM turn_keys WHERE capture_rowid = OLD.rowid;
+    DELETE FROM turn_dates WHERE capture_rowid = OLD.rowid;
+    UPDATE chunks SET vector_state = 'pending' WHERE rowid IN (
+        SELECT chunk_rowid FROM turn_keys WHERE context_rowid = OLD.rowid);
+    UPDATE turn_keys SET vector = NULL, context_rowid = NULL WHERE context_rowid = OLD.rowid;
+    RETURN NULL;
+END $$"""
+    )
+    conn.exec_driver_sql(
+        "CREATE TRIGGER captures_turn_keys_ad AFTER DELETE ON captures FOR EACH ROW "
+        "EXECUTE FUNCTION captures_turn_keys_ad()"
+    )
+    # How many messages hold each word (fts5vocab's counts on SQLite).
+    create_postgres_vocabulary(conn)
+
+
 @migration(12, "proposal claims: claimed_at instead of an 'approving' status")
 def m012_proposal_claims(conn: Connection) -> None:
     # A decision in progress is a timed claim on a still-open proposal: a crash between the
@@ -577,3 +689,10 @@ def _migrate(conn: Connection) -> list[int]:
             )
         applied.append(version)
     return applied
+
+
+def schema_version(db: Database) -> int | None:
+    """The newest migration applied to a database."""
+    stmt = sa.select(sa.func.max(sa.column("version"))).select_from(sa.table("schema_migrations"))
+    with db.session() as session:
+        return session.connection().execute(stmt).scalar_one()

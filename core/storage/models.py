@@ -81,6 +81,40 @@ class ChunkCapture(SQLModel, table=True):
     capture_rowid: int = Field(primary_key=True, foreign_key="captures.rowid")
 
 
+class TurnKey(SQLModel, table=True):
+    """What one archived message means for search: dates it names, extra keys, its vector."""
+
+    __tablename__ = "turn_keys"
+    capture_rowid: int = Field(primary_key=True)
+    chunk_rowid: int | None = None
+    context_rowid: int | None = None  # the turn it answers (reply, else the previous message)
+    dates: list = _json()
+    keys: str = ""  # searchable words beyond the text: resolved dates, extracted facts
+    facts: list = _json()  # short facts a model extracted from the message (fact_keys.py)
+    asks: bool = False  # the turn hands the floor over with a question
+    vector: bytes | None = None  # float16, the turn read with its context
+    facts_at: NaiveDatetime | None = None  # when facts were extracted (none found counts)
+
+
+class TurnDate(SQLModel, table=True):
+    """A period an archived message names, resolved against when it was sent."""
+
+    __tablename__ = "turn_dates"
+    capture_rowid: int = Field(primary_key=True)
+    start: NaiveDatetime = Field(primary_key=True)
+    end: NaiveDatetime = Field(primary_key=True)
+
+
+class ChatImport(SQLModel, table=True):
+    """Who imported a chat (recall scopes: a user sees what they imported)."""
+
+    __tablename__ = "chat_imports"
+    surface: str = Field(primary_key=True)
+    chat_id: str = Field(primary_key=True)
+    imported_by: str = Field(primary_key=True)
+    imported_at: NaiveDatetime
+
+
 class MemoryEntry(SQLModel, table=True):
     """A maintained memory: the canon the operator approved."""
 

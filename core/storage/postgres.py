@@ -104,6 +104,14 @@ def create(url: str, busy_timeout_ms: int) -> Engine:
             record.info["elora_home_key"] = home_key(cur.fetchone()[0] or "public")
         dbapi_conn.commit()
 
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _on_execute(conn, cursor, sql, parameters, context, executemany):
+        if context is not None and context.compiled is None and "?" in sql:
+            first = parameters[0] if executemany and parameters else parameters
+            if isinstance(first, tuple | list) and first:
+                sql = driver_marks(sql)
+        return sql, parameters
+
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection):
         if conn.get_execution_options().get("elora_immediate", False):
@@ -113,6 +121,26 @@ def create(url: str, busy_timeout_ms: int) -> Engine:
             )
 
     return engine
+
+
+def driver_marks(sql: str) -> str:
+    """Raw SQL written with SQLite's `?` placeholders as psycopg wants it: `%s` for each mark
+    outside quotes, `%` doubled. Statements an owner module runs with exec_driver_sql and
+    positional parameters (core/archive/turns.py, core/recall/*) then serve both databases."""
+    out, quote = [], None
+    for char in sql:
+        if char == "%":
+            out.append("%%")
+            continue
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "?":
+            out.append("%s")
+            continue
+        out.append(char)
+    return "".join(out)
 
 
 def connection_key(conn: Connection) -> int:

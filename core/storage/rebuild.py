@@ -15,11 +15,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, select
-
 from core.errors import EloraError, StorageError
-from core.storage.db import run
-from core.storage.models import MemoryEntry, SessionChunk
+from core.storage.models import SessionChunk
 from core.storage.vectors import COLLECTIONS
 
 if TYPE_CHECKING:
@@ -111,8 +108,8 @@ def rebuild_vectors(
     vs.reset_all()
     services.session_memory.purge_expired()  # what the purge job would drop is not rebuilt
     report.chunks = services.archive.mark_all_pending()
-    report.entries = _mark_entries_pending(services)
-    sessions = _session_rows(services)
+    report.entries = services.memory.mark_all_pending()
+    sessions = services.session_memory.all_chunks()
     report.session_chunks = len(sessions)
 
     with progress("reindexing chunks", report.chunks, "chunks") as advance:
@@ -124,27 +121,10 @@ def rebuild_vectors(
     return report
 
 
-def _mark_entries_pending(services: Services) -> int:
-    with services.db.session() as session:
-        return run(
-            session.connection(), "UPDATE memory_entries SET vector_state = 'pending'"
-        ).rowcount
-
-
 def _index_entries(services: Services, advance: Callable[[int], None]) -> int:
     done = 0
     while True:
-        with services.db.session() as session:
-            rows = list(
-                session.exec(
-                    select(MemoryEntry)
-                    .where(MemoryEntry.vector_state == "pending")
-                    .order_by(col(MemoryEntry.rowid))
-                    .limit(BATCH)
-                )
-            )
-            for row in rows:
-                session.expunge(row)
+        rows = services.memory.pending(BATCH)
         if not rows:
             return done
         indexed = services.memory.index(rows)
@@ -152,14 +132,6 @@ def _index_entries(services: Services, advance: Callable[[int], None]) -> int:
             return done + indexed
         done += indexed
         advance(indexed)
-
-
-def _session_rows(services: Services) -> list[SessionChunk]:
-    with services.db.session() as session:
-        rows = list(session.exec(select(SessionChunk).order_by(col(SessionChunk.rowid))))
-        for row in rows:
-            session.expunge(row)
-    return rows
 
 
 def _index_sessions(

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from core.errors import EloraError, StorageError, VectorStoreUnavailable
 
-COLLECTIONS = ("memory", "archive", "ephemeral")
+COLLECTIONS = ("memory", "archive", "ephemeral", "turns")
 # Neighbours asked of a collection when probing it: enough to notice an index that lost some.
 PROBE_NEIGHBOURS = 10
 

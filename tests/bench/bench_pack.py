@@ -29,6 +29,7 @@ from collections import defaultdict
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
 
+import core.recall.evidence as evidence_module
 import core.recall.pack as pack_module
 from core.recall.pack import build_pack
 from tests.bench import synthetic
@@ -168,9 +169,13 @@ def instrumented(services, breakdown: Breakdown):
 
     patch(services.embedder, "embed_query", "embed")
     patch(services.memory, "search", "entries")
-    patch(pack_module, "search_archive", "archive")
-    patch(pack_module, "attach_neighbours", "archive items")
-    patch(pack_module, "archive_item", "archive items")
+    patch(evidence_module, "search_turns", "archive")
+    patch(evidence_module, "latest_first", "updates")
+    patch(pack_module, "date_event", "event date")
+    patch(evidence_module, "attach_context", "archive items")
+    patch(evidence_module, "evidence_item", "archive items")
+    patch(evidence_module, "attach_neighbours", "archive items")
+    patch(evidence_module, "archive_item", "archive items")
     patch(pack_module.PackBuilder, "_entries", "L0/L1")
     patch(pack_module.PackBuilder, "_links", "links")
     try:
@@ -238,7 +243,10 @@ def report(label: str, result: dict) -> None:
             f"  need {need:6} n={len(values):3}  p50 {percentile(values, 50):6.1f}  "
             f"p95 {percentile(values, 95):6.1f}  max {max(values):6.1f}"
         )
-    order = ["embed", "entries", "archive", "archive items", "L0/L1", "links", "rest"]
+    order = [
+        "embed", "entries", "archive", "updates", "event date", "archive items", "L0/L1", "links",
+        "rest",
+    ]  # fmt: skip
     parts = "  ".join(
         f"{name} {statistics.mean(result['stages'][name]) if name in result['stages'] else 0:5.1f}"
         for name in order

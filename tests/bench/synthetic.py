@@ -472,29 +472,51 @@ def resampled_vectors(services: Services, texts: list[str], seed: int) -> np.nda
 
 
 def fast_index_archive(services: Services, seed: int = 3) -> int:
-    """Give every pending chunk a resampled vector and mark it indexed (see resampled_vectors)."""
+    """Give every pending chunk and its turns resampled vectors and mark it indexed (see
+    resampled_vectors); the turn keys (context, resolved dates) are made as indexing makes them."""
+    from datetime import timedelta
+
+    from core.archive import turns
+
     services.vectorspace.ensure_compatible()
+    gap = timedelta(minutes=services.settings.window_gap_minutes)
     with services.db.session() as session:
         rows = [
-            (cid, chat, surface, kind, epoch_seconds(first), body)
-            for cid, chat, surface, kind, first, body in run(
+            (cid, chat, surface, kind, epoch_seconds(first), body, rowid)
+            for cid, chat, surface, kind, first, body, rowid in run(
                 session.connection(),
-                "SELECT id, chat_id, surface, kind, first_at, text "
+                "SELECT id, chat_id, surface, kind, first_at, text, rowid "
                 "FROM chunks WHERE vector_state = 'pending' ORDER BY rowid",
             )
         ]
-    vectors = resampled_vectors(services, [r[5] for r in rows], seed)
     for i in range(0, len(rows), UPSERT_BATCH):
         part = rows[i : i + UPSERT_BATCH]
+        with services.db.session(write=True) as session:  # plan creates missing turn keys
+            embed = turns.plan(session.connection(), [(r[0], r[6], r[3], r[5]) for r in part], gap)
+        done = turns.finish(embed, resampled_vectors(services, embed.texts, seed + i))
+        ids = [r[0] for r in part if r[0] in done.chunks]
         services.vectors.upsert(
             "archive",
-            [r[0] for r in part],
-            vectors[i : i + UPSERT_BATCH].tolist(),
-            [{"chat_id": r[1], "surface": r[2], "kind": r[3], "first_at": r[4]} for r in part],
+            ids,
+            [done.chunks[c].tolist() for c in ids],
+            [
+                {"chat_id": r[1], "surface": r[2], "kind": r[3], "first_at": r[4]}
+                for r in part
+                if r[0] in done.chunks
+            ],
         )
+        for k in range(0, len(done.turn_ids), UPSERT_BATCH):
+            services.vectors.upsert(
+                "turns",
+                done.turn_ids[k : k + UPSERT_BATCH],
+                [v.tolist() for v in done.turn_vectors[k : k + UPSERT_BATCH]],
+                done.turn_meta[k : k + UPSERT_BATCH],
+            )
         with services.db.session() as session:
+            conn = session.connection()
+            turns.save(conn, done)
             run(
-                session.connection(),
+                conn,
                 "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                 [(r[0],) for r in part],
             )

@@ -18,7 +18,7 @@ def task_profile(services) -> dict | None:
 def trace_of(services, telegram_message: dict):
     """The trace behind a reply the bot sent."""
     chat_id = str(telegram_message["chat"]["id"])
-    trace_id = services.surfaces.trace_for("telegram", chat_id, str(telegram_message["message_id"]))
+    trace_id = services.chats.trace_for("telegram", chat_id, str(telegram_message["message_id"]))
     return services.traces.get(trace_id)
 
 

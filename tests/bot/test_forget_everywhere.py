@@ -24,6 +24,7 @@ SECRET = "Ma grand-mère Hortense cache la clé du coffre sous l'érable : code 
 # How the operator types it to forget it: other case, no accents.
 PHRASE = "grand-mere hortense cache la cle du coffre sous l'erable : CODE 8841-quetzal"
 EXTRACTION_MARK = "You help a personal assistant decide what is worth remembering"
+FACT_KEYS_MARK = "index its archive of chat messages for search"
 PROCESS_TIMEOUT = 300  # a cold process loads LiteLLM and the embedding model on a busy machine
 
 
@@ -79,6 +80,12 @@ def copies_in_database(services) -> dict:
         "session": count(f"SELECT count(*) FROM session_chunks WHERE {has}") > 0,
         "window": count("SELECT count(*) FROM threads WHERE lower(messages) LIKE '%hortense%'") > 0,
         "missing": count("SELECT count(*) FROM traces WHERE lower(pack) LIKE '%hortense%'") > 0,
+        # A fact a model read in a window, kept as a search key of a message that does not
+        # say it in its own words (core.archive.fact_keys).
+        "fact_key": count(
+            "SELECT count(*) FROM turn_keys k JOIN captures c ON c.rowid = k.capture_rowid "
+            "WHERE lower(k.facts) LIKE '%hortense%' AND lower(c.text) NOT LIKE '%hortense%'"
+        ),
     }
 
 
@@ -109,6 +116,9 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
          "confidence": 0.9, "temporality": "permanent", "messages": [1]}
     ]}))  # fmt: skip
     llm.answer_when("Summarise part 1 of 1", f"Note de famille : {SECRET}")
+    # Each call's third window (the import's third message, "Promis…", in the first) gets the
+    # secret as a fact: a copy in a message's search keys, not in its text.
+    llm.answer_when(FACT_KEYS_MARK, json.dumps({"facts": [{"message": "w3m1", "fact": SECRET}]}))
     llm.answer_when("Au fait, ma grand-mère", f"C'est noté : {SECRET}")
     llm.answer_when("Tu te rappelles où mamie range", f"D'après tes messages : {SECRET}")
 
@@ -142,7 +152,10 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
     stored = {path for path, _ in windows_on_disk(home, SECRET)}
     assert any(is_database(p) for p in stored), stored
     assert {p.split("/")[0] for p in stored} >= {"spool", "mirror", "exports"}, stored
-    assert copies_in_database(services) == {
+    copies = copies_in_database(services)
+    fact_keys = copies.pop("fact_key")
+    assert fact_keys >= 1
+    assert copies == {
         "imported": 2,
         "echoed": 2,
         "document": 1,
@@ -156,15 +169,17 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
     preview = elora(tmp_path, "forget", "--matching", PHRASE, "--dry-run").stdout
     report = json.loads(elora(tmp_path, "forget", "--matching", PHRASE, "--yes", "--json").stdout)
 
-    assert "telegram chat 4242: 2024-05-02 18:00, 2024-05-04 18:00" in preview
+    # The two that say it, and the one ("Promis…", 3 May) whose fact key says it.
+    assert "telegram chat 4242: 2024-05-02 18:00, 2024-05-03 18:00, 2024-05-04 18:00" in preview
     assert "memory " in preview and "session memory" in preview
     # The preview archived the spooled capture first (as the forget does): it is listed as a
     # message, and no spool file is left to show.
     assert "telegram chat 42:" in preview and "2024-06-01 09:00" in preview
     assert "spool/" not in preview and not list((home / "spool").glob("*.jsonl"))
     # Two imported, /remember, the message and its echo, the document, the answer to `ask`,
-    # and the spooled one (forget replays the spool first, then erases it with the rest).
-    assert report["removed_captures"] == 8
+    # and the spooled one (forget replays the spool first, then erases it with the rest), and
+    # the messages whose fact keys hold it.
+    assert report["removed_captures"] == 8 + fact_keys
     assert report["left_files"] == [] and report["wal_truncated"]
     assert windows_on_disk(home, SECRET) == []
     for word in (b"hortense", b"quetzal"):  # not even as the `missing` words of a trace

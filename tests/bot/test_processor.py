@@ -105,5 +105,5 @@ async def test_an_update_seen_before_is_not_handled_again_even_after_a_restart(
 
     assert log == ["start first", "end first"]
     assert again.cr_frame is None  # closed, never left un-awaited
-    assert services.surfaces.already_handled("telegram", 7)
-    assert not services.surfaces.already_handled("telegram", 8)
+    assert services.chats.already_handled("telegram", 7)
+    assert not services.chats.already_handled("telegram", 8)

@@ -71,7 +71,7 @@ async def test_a_failing_handler_apologises_and_logs_the_traceback_without_secre
     def broken_recall(*args, **kwargs):
         raise RuntimeError(f"index corrupted (token {TOKEN}, key {LLM_KEY})")
 
-    monkeypatch.setattr("core.pipeline.build_pack", broken_recall)
+    monkeypatch.setattr("core.recall.pack.build_pack", broken_recall)
 
     reply = await bot.say("Qu'est-ce que je fais demain ?")
 
@@ -91,7 +91,7 @@ async def test_flood_control_gets_no_apology_that_would_hit_the_same_limit(
     def flooded(*args, **kwargs):
         raise RetryAfter(30)
 
-    monkeypatch.setattr("core.pipeline.build_pack", flooded)
+    monkeypatch.setattr("core.recall.pack.build_pack", flooded)
 
     bot.push(updates.message("Qu'est-ce que je fais demain ?"))
     await bot.settle()

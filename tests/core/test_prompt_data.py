@@ -1,4 +1,4 @@
-"""Data, never instructions (SPEC §10): every string from outside reaches a prompt through the one
+"""Data, never instructions (the README's security rule): every string from outside reaches a prompt through the one
 quoting helper, so no hostile value can start a line of its own (a heading, a role marker, a
 list item) or close its quoting early."""
 
@@ -40,7 +40,14 @@ ITEM = {
     "text": HOSTILE,
     "contradictions": [{"id": HOSTILE, "text": HOSTILE}],
     "history": [
-        {"id": HOSTILE, "status": "superseded", "valid_to": "2021-01-01T00:00:00", "text": HOSTILE}
+        {"id": HOSTILE, "status": "superseded", "valid_to": "2021-01-01T00:00:00", "text": HOSTILE},
+        {
+            "id": HOSTILE,
+            "status": "mentioned",
+            "date": "2020-06-01T09:00:00",
+            "valid_to": None,
+            "text": HOSTILE,
+        },
     ],
 }
 FILE_ITEM = {**ITEM, "sources": [{"file": HOSTILE}]}
@@ -108,6 +115,16 @@ HOSTILE_CASES: dict[str, list[dict]] = {
             "today": date(2025, 3, 14),
         }
     ],
+    "fact_keys": [
+        {
+            "windows": [
+                [
+                    {"ref": "w1m1", "date": "2025-03-14", "speaker": HOSTILE, "text": HOSTILE},
+                    {"ref": "w1m2", "date": "2025-03-14", "speaker": HOSTILE, "text": HOSTILE},
+                ]
+            ]
+        }
+    ],
     "file_register": [{"files": [FILE, FILE]}],
     "reflexion": [
         {
@@ -145,8 +162,9 @@ TRUSTED: dict[str, set[str]] = {
     "evidence": {
         "pack.budget.used", "pack.budget.total", "pack.time_window.start",
         "pack.time_window.end", "name", "layer.title", "item.tier", "item.tier_meaning",
-        "item.confidence", "h.status", "h.valid_to",
+        "item.confidence", "h.status", "h.valid_to", "h.date",
     },
+    "fact_keys": {"loop.index", "m.ref", "m.date"},
     "extraction": {"today", "loop.index", "m.role", "m.date", "who"},
     "file_register": {"f.size", "f.chars"},
     "reflexion": {"loop.index"},

@@ -116,6 +116,9 @@ CASES: dict[str, list[dict]] = {
             "today": date(2025, 3, 14),
         }
     ],
+    "fact_keys": [
+        {"windows": [[{"ref": "w1m1", "date": "2025-03-14", "speaker": "Léa", "text": INJECTION}]]}
+    ],
     "file_register": [{"files": [FILE]}],
     "reflexion": [
         {
@@ -254,7 +257,7 @@ def test_the_evidence_block_labels_each_item_with_tier_meaning_and_source():
     )
     assert "> (context) Léa: Where do you live now?" in text
     assert '! contradicts "fact.sister-paris": "My sister lives in Paris."' in text
-    assert '(earlier version "fact.sister-lille", superseded until 2021-01-01' in text
+    assert '(older, superseded, until 2021-01-01 · "fact.sister-lille"' in text
     assert 'period "last week" from 2025-03-03 until 2025-03-09' in text
     assert "semantic search is unavailable" in text
     assert 'Missing: "no archived message about: sister"' in text

@@ -23,12 +23,12 @@ def configure(parser) -> None:
 def run(args) -> int:
     import asyncio
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.ids import new_id
 
     # One-shot: a fresh conversation each time (no window carried over from earlier asks),
     # unless the operator names one to continue.
-    args.chat_id = args.chat_id or f"ask-{new_id()[:8]}"
+    args.chat_id = args.chat_id or app.fresh_chat_id("ask")
     svc = services()
     try:
         reply = asyncio.run(_ask(svc, args))
@@ -50,9 +50,8 @@ def run(args) -> int:
 async def _ask(svc, args):
     from pathlib import Path
 
-    from core.documents import ingest_document
+    from core import app
     from core.errors import InvalidInput
-    from core.pipeline import Request
 
     extra = None
     if args.file:
@@ -67,12 +66,12 @@ async def _ask(svc, args):
             data = path.read_bytes()
         except OSError as exc:
             raise InvalidInput(f"{path}: {exc.strerror}") from None
-        register = await ingest_document(
+        register = await app.add_document(
             svc, surface="cli", chat_id=args.chat_id, user_id="operator", name=path.name, data=data
         )
         extra = register.render()
-    request = Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
+    request = app.Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
                       sender="operator", extra_context=extra)  # fmt: skip
-    reply = await svc.assistant.handle(request)
-    await svc.assistant.drain()
+    reply = await app.ask(svc, request)
+    await app.drain(svc)
     return reply

@@ -11,12 +11,12 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from core.audit import audit
+    from core import app
     from core.cli.context import console, print_json, services
 
     svc = services()
     try:
-        report = audit(svc)
+        report = app.audit(svc)
     finally:
         svc.close()
     if args.json:

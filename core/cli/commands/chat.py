@@ -29,14 +29,15 @@ async def _session(svc, chat_id: str) -> None:
     try:
         await _loop(svc, chat_id)
     finally:
-        await svc.assistant.drain()  # the last messages' vectors
+        from core import app
+
+        await app.drain(svc)  # the last messages' vectors
 
 
 async def _loop(svc, chat_id: str) -> None:
     import json
 
-    from core.pipeline import Request
-    from core.recall.render import render_pack_text
+    from core import app
 
     print(f"Elora — chat {chat_id}. {HELP_TEXT}")
     last = None
@@ -54,19 +55,18 @@ async def _loop(svc, chat_id: str) -> None:
             print(HELP_TEXT)
             continue
         if text == "/new":
-            svc.window("cli", chat_id, "operator").reset()
-            svc.session_memory.end_session("operator", chat_id)
+            app.new_conversation(svc, "cli", chat_id, "operator")
             print("(new conversation)")
             continue
         if text == "/trace":
             if last is None:
                 print("(nothing yet)")
                 continue
-            print(render_pack_text(last.pack.to_json()))
+            print(app.render_pack_text(last.pack.to_json()))
             summary = {k: v for k, v in last.summary().items() if k != "text"}
             print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
             continue
-        request = Request(surface="cli", chat_id=chat_id, text=text, user_id="operator",
+        request = app.Request(surface="cli", chat_id=chat_id, text=text, user_id="operator",
                           sender="operator")  # fmt: skip
-        last = await svc.assistant.handle(request)
+        last = await app.ask(svc, request)
         print(f"elora> {last.text}")

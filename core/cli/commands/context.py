@@ -15,13 +15,12 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
-    from core.recall.pack import build_pack
-    from core.recall.render import render_pack_text
 
     svc = services()
     try:
-        pack = build_pack(
+        pack = app.context(
             svc, args.question, chat_id=args.chat_id, user_id=args.user_id, budget=args.budget
         )
     finally:
@@ -29,5 +28,5 @@ def run(args) -> int:
     if args.json:
         print_json(pack.to_json())
     else:
-        print(render_pack_text(pack.to_json()))
+        print(app.render_pack_text(pack.to_json()))
     return 0

@@ -18,8 +18,8 @@ def run(args) -> int:
     import asyncio
     import sys
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.council.council import consult_council
 
     svc = services()
 
@@ -31,7 +31,7 @@ def run(args) -> int:
 
     try:
         transcript = asyncio.run(
-            consult_council(
+            app.council(
                 svc,
                 args.question,
                 args.skills,

@@ -11,12 +11,12 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.doctor import run_checks
 
     svc = services()
     try:
-        report = run_checks(svc)
+        report = app.health(svc)
     finally:
         svc.close()
     if args.json:

@@ -38,8 +38,8 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
-    from core.memory.forget import forget_entry, forget_matching, preview
 
     if (args.memory_id is None) == (args.matching is None) or (args.matching and args.with_sources):
         print("elora: give a memory id (optionally --with-sources) or --matching PHRASE",
@@ -47,7 +47,7 @@ def run(args) -> int:
         return 2
     svc = services()
     try:
-        plan = preview(svc, phrase=args.matching, memory_id=args.memory_id,
+        plan = app.forget_preview(svc, phrase=args.matching, memory_id=args.memory_id,
                        with_sources=args.with_sources)  # fmt: skip
         if args.matching and plan.is_empty():
             print("elora: nothing to forget: no copy of that phrase was found", file=sys.stderr)
@@ -63,9 +63,9 @@ def run(args) -> int:
             if answer is not None:
                 return answer
         if args.matching:
-            report = forget_matching(svc, args.matching)
+            report = app.forget_matching(svc, args.matching)
         else:
-            report = forget_entry(svc, args.memory_id, with_sources=args.with_sources)
+            report = app.forget(svc, args.memory_id, with_sources=args.with_sources)
     finally:
         svc.close()
     if args.json:

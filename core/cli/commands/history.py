@@ -16,14 +16,13 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.memory.versions import history
-    from core.undo import log
 
     svc = services()
     try:
-        versions = history(svc, args.memory_id)
-        actions = log.about(svc, svc.memory.require(args.memory_id).uuid)
+        found = app.entry_history(svc, args.memory_id)
+        versions, actions = found.versions, found.undoable
         now = svc.clock.now()
     finally:
         svc.close()

@@ -34,16 +34,15 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
     from core.cli.progress import progress_bar
-    from core.importers.runner import prepare
-    from core.importers.runner import run as run_import
 
-    plan = prepare(args.paths, args.format, args.me, skip_too_long=args.skip_too_long)
+    plan = app.prepare_import(args.paths, args.format, args.me, skip_too_long=args.skip_too_long)
     svc = services()
     try:
         with progress_bar("importing", plan.total, unit="messages") as advance:
-            report = run_import(svc, plan, on_progress=advance)
+            report = app.run_import(svc, plan, on_progress=advance)
     finally:
         svc.close()
     if args.json:

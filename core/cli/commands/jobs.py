@@ -19,19 +19,19 @@ def run(args) -> int:
     import asyncio
     import sys
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.jobs.registry import JOBS, last_runs, run_job
 
     if args.action == "list":
         svc = services()
         try:
-            runs = last_runs(svc)
+            jobs = app.jobs(svc)
         finally:
             svc.close()
         rows = [
             {"name": j.name, "every_minutes": j.every_minutes, "description": j.description,
-             "last_run": runs.get(j.name)}
-            for j in JOBS.values()
+             "last_run": last}
+            for j, last in jobs
         ]  # fmt: skip
         if args.json:
             print_json(rows)
@@ -42,12 +42,11 @@ def run(args) -> int:
                 )
         return 0
     from core.errors import EloraError
-    from core.jobs.registry import get_job
 
-    get_job(args.name)  # an unknown name is a usage error, reported by main
+    app.get_job(args.name)  # an unknown name is a usage error, reported by main
     svc = services()
     try:
-        outcome = asyncio.run(run_job(svc, args.name))
+        outcome = asyncio.run(app.run_job(svc, args.name))
     except Exception as exc:  # any failure of the job: recorded by run_job, reported here
         kind = "" if isinstance(exc, EloraError) else f"{type(exc).__name__}: "
         print(f"elora: job {args.name} failed: {kind}{exc}", file=sys.stderr)

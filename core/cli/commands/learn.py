@@ -16,10 +16,10 @@ def run(args) -> int:
     import asyncio
     from datetime import datetime
 
+    from core import app
     from core.cli.context import print_json, services
     from core.cli.progress import progress_bar
     from core.errors import InvalidInput
-    from core.learning.backfill import count_pending, learn_archive
 
     try:
         since = datetime.fromisoformat(args.since) if args.since else None
@@ -27,9 +27,11 @@ def run(args) -> int:
         raise InvalidInput(f"--since: expected YYYY-MM-DD, got {args.since!r}") from None
     svc = services()
     try:
-        total = count_pending(svc, args.chat_id, since)
+        total = app.count_unlearned(svc, args.chat_id, since)
         with progress_bar("learning", total, unit="msgs") as advance:
-            outcome = asyncio.run(learn_archive(svc, args.chat_id, since, on_progress=advance))
+            outcome = asyncio.run(app.learn(svc, args.chat_id, since, on_progress=advance))
+        if outcome["extractor"] == "model":  # the same model indexes facts of the archive
+            outcome["fact_keys"] = asyncio.run(app.index_facts(svc))
     finally:
         svc.close()
     if args.json:
@@ -40,4 +42,10 @@ def run(args) -> int:
             f"{outcome['proposals']} proposal(s), {outcome['blocked']} blocked by consent rules"
             + (f", {outcome['failures']} failure(s)" if outcome["failures"] else "")
         )
+        if "fact_keys" in outcome:
+            keys = outcome["fact_keys"]
+            print(
+                f"indexed {keys['facts']} fact(s) from {keys['messages']} archived messages"
+                + (f" ({keys['failure']})" if keys["failure"] else "")
+            )
     return 0

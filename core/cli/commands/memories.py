@@ -38,39 +38,32 @@ def run(args) -> int:
         return _restore(args)
     if getattr(args, "action", None) == "fading":
         return _fading(args)
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.memory.api import SEARCH_FLOOR, entry_json, search_ranked
-    from core.memory.schema import STATUSES
 
     svc = services()
     scores: dict[str, float] | None = None
     try:
-        status = None if args.status == "all" else args.status
-        if status is not None and status not in STATUSES:
-            from core.errors import InvalidInput
-
-            raise InvalidInput(f"--status must be one of {', '.join(STATUSES)} or all")
         if args.search:
-            statuses = (status,) if status else STATUSES
-            floor = SEARCH_FLOOR if args.min_score is None else args.min_score
-            ranked = search_ranked(
-                svc, args.search, args.limit, scopes=[args.scope] if args.scope else None,
-                tiers=[args.tier] if args.tier else None, statuses=statuses, floor=floor,
+            ranked = app.search_ranked(
+                svc, args.search, args.limit, status=None if args.status == "all" else args.status,
+                tier=args.tier, scope=args.scope, floor=args.min_score,
             )  # fmt: skip
             rows = [h.entry for h in ranked.hits]
             scores = {h.entry.memory_id: h.score for h in ranked.hits}
         else:
-            rows = svc.memory.list(
-                tier=args.tier, scope=args.scope, topic=args.topic, status=status,
+            rows = app.browse_memory(
+                svc, tier=args.tier, scope=args.scope, topic=args.topic,
+                status=None if args.status == "all" else args.status,
                 limit=args.limit, offset=args.offset,
-            )  # fmt: skip
+            ).entries  # fmt: skip
     finally:
         svc.close()
     if args.json:
         if scores is None:
-            print_json([entry_json(r) for r in rows])
+            print_json([app.entry_json(r) for r in rows])
         else:
-            print_json([{"score": scores[r.memory_id], **entry_json(r)} for r in rows])
+            print_json([{"score": scores[r.memory_id], **app.entry_json(r)} for r in rows])
         return 0
     from rich.table import Table
 
@@ -87,7 +80,7 @@ def run(args) -> int:
         table.add_row(*([f"{scores[r.memory_id]:.2f}", *cells] if scores is not None else cells))
     console().print(table)
     if scores is not None:
-        _say_cut(ranked, floor)
+        _say_cut(ranked, app.SEARCH_FLOOR if args.min_score is None else args.min_score)
     return 0
 
 
@@ -104,34 +97,32 @@ def _say_cut(ranked, floor: float) -> None:
 
 
 def _restore(args) -> int:
+    from core import app
     from core.cli.commands.undo import hint
     from core.cli.context import print_json, services
-    from core.memory.api import entry_json
-    from core.memory.fading import lifetime, restore
-    from core.undo.context import acting
 
     svc = services()
     try:
-        with acting("cli") as who:
-            entry = restore(svc, args.memory_id)
+        with app.acting("cli") as who:
+            entry = app.restore_memory(svc, args.memory_id)
     finally:
         svc.close()
     if args.json:
-        print_json(entry_json(entry))
+        print_json(app.entry_json(entry))
         return 0
-    life = lifetime(entry)
+    life = app.memory_lifetime(entry)
     until = f"; fades again on {life.fades_at:%Y-%m-%d} unless used" if life else ""
     print(f"restored {entry.memory_id}{until}{hint(who)}")
     return 0
 
 
 def _fading(args) -> int:
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.memory.fading import schedule
 
     svc = services()
     try:
-        due = schedule(svc, within_days=args.days)
+        due = app.fading_schedule(svc, within_days=args.days)
     finally:
         svc.close()
     if args.json:

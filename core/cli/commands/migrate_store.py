@@ -23,35 +23,16 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
     from core.config import load_settings
-    from core.services import Services
-    from core.storage.db import Database
-    from core.storage.rebuild import rebuild_vectors
-    from core.storage.transfer import copy_database
 
     # The target URL is checked like ELORA_DATABASE_URL (postgresql:// becomes +psycopg).
     target_url = load_settings(database_url=args.to).resolved_database_url
     svc = services()
     say = (lambda line: print(line, file=sys.stderr)) if args.json else print
     try:
-        backlog = svc.spool.backlog()
-        if backlog:
-            say(f"note: {backlog} spooled capture(s) are not in the database yet: run "
-                "`elora jobs run replay-spool` first to move them too")  # fmt: skip
-        target = Database(target_url, svc.settings.db_busy_timeout_ms)
-        try:
-            report = copy_database(svc.db, target)
-        finally:
-            target.close()
-        if args.rebuild_vectors and report.verified:
-            moved = Services(svc.settings.model_copy(update={"database_url": target_url}))
-            try:
-                rebuilt = rebuild_vectors(moved, say=say)
-            finally:
-                moved.close()
-            report.vectors = "rebuilt" if rebuilt.complete else "incomplete"
-            report.vector_report = rebuilt.to_json()
+        report = app.migrate_store(svc, target_url, args.rebuild_vectors, say)
     finally:
         svc.close()
     if args.json:

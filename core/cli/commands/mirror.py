@@ -14,12 +14,12 @@ def configure(parser) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.memory.mirror import export_markdown
 
     svc = services()
     try:
-        outcome = export_markdown(svc, Path(args.directory))
+        outcome = app.export_mirror(svc, Path(args.directory))
     finally:
         svc.close()
     if args.json:

@@ -15,12 +15,12 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.memory.mirror import import_markdown
 
     svc = services()
     try:
-        outcome = import_markdown(svc, Path(args.directory))
+        outcome = app.import_mirror(svc, Path(args.directory))
     finally:
         svc.close()
     if args.json:

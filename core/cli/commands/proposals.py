@@ -34,56 +34,44 @@ def _statuses(status: str):
     return (status,)
 
 
-def proposal_json(p) -> dict:
-    """A proposal as plain data."""
-    data = p.model_dump(exclude={"rowid"})
-    for key in ("created_at", "decided_at", "claimed_at"):
-        if data.get(key) is not None:
-            data[key] = data[key].isoformat()
-    return data
-
-
 def run(args) -> int:
+    from core import app
     from core.cli.commands.undo import FORGET_NOTE, hint
     from core.cli.context import print_json, services
-    from core.learning import review
-    from core.undo.context import acting
 
     svc = services()
     try:
         if args.action == "approve":
-            with acting("cli") as who:
+            with app.acting("cli") as who:
                 if args.recommended:
-                    entries = review.approve_recommended(svc)
+                    entries = app.approve_recommended(svc)
                     print(f"approved {len(entries)} recommended proposal(s){hint(who)}")
                     return 0
                 if not args.id:
                     print("elora: give a proposal id or --recommended")
                     return 2
-                entry = review.approve(svc, args.id, edit=args.edit)
+                entry = app.approve(svc, args.id, edit=args.edit)
             if entry.status == "forgotten":
                 print(f"approved: forgot {entry.memory_id}. {FORGET_NOTE}")
                 return 0
             print(f"approved → {entry.memory_id} ({entry.tier}/{entry.kind}){hint(who)}")
             return 0
         if args.action == "reject":
-            p = review.reject(svc, args.id, note=args.note)
+            p = app.reject(svc, args.id, note=args.note)
             print(f"rejected {p.id[:8]} (restore with `elora proposals restore {p.id[:8]}`)")
             return 0
         if args.action == "restore":
-            p = review.restore(svc, args.id)
+            p = app.restore(svc, args.id)
             print(f"restored {p.id[:8]} as {p.status}")
             return 0
-        rows = svc.proposals.list(_statuses(args.status), limit=args.limit)
-        now = svc.clock.now()
-        conflicts = svc.memory.by_uuids([p.conflict_uuid for p in rows if p.conflict_uuid])
+        views = app.review_queue(svc, _statuses(args.status), limit=args.limit)
     finally:
         svc.close()
     if args.json:
         out = []
-        for p in rows:
-            data = proposal_json(p)
-            other = conflicts.get(p.conflict_uuid) if p.conflict_uuid else None
+        for v in views:
+            other = v.conflict
+            data = app.proposal_json(v.proposal)
             data["conflict"] = (
                 {"memory_id": other.memory_id, "text": other.canonical_text} if other else None
             )
@@ -94,14 +82,12 @@ def run(args) -> int:
 
     from core.cli.context import console
 
-    table = Table(title=f"{len(rows)} proposal(s)")
+    table = Table(title=f"{len(views)} proposal(s)")
     for col in ("id", "status", "A-MAC", "kind/tier", "text", "conflict"):
         table.add_column(col, overflow="fold")
-    from core.learning.proposals import being_decided
-
-    for p in rows:
-        other = conflicts.get(p.conflict_uuid) if p.conflict_uuid else None
-        status = f"{p.status} (approving…)" if being_decided(p, now) else p.status
+    for v in views:
+        p, other = v.proposal, v.conflict
+        status = f"{p.status} (approving…)" if v.approving else p.status
         conflict = (
             f"{p.conflict_relation}: {other.memory_id} — {other.canonical_text}" if other else ""
         )

@@ -14,13 +14,13 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
     from core.cli.progress import progress_bar
-    from core.storage.rebuild import rebuild_vectors
 
     svc = services()
     try:
-        report = rebuild_vectors(
+        report = app.reindex(
             svc, say=(lambda line: None) if args.json else print, progress=progress_bar
         )
     finally:

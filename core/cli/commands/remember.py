@@ -4,23 +4,14 @@ from __future__ import annotations
 
 NAME = "remember"
 HELP = "save a memory now (an explicit operator save, no review needed)"
-KINDS = (
-    "fact",
-    "preference",
-    "decision",
-    "constraint",
-    "event",
-    "hypothesis",
-    "pattern",
-    "expression",
-)
-TIERS = ("semantic", "episodic", "procedural", "personalized", "environment")
 
 
 def configure(parser) -> None:
+    from core.memory.vocabulary import KINDS, MEMORY_TIERS
+
     parser.add_argument("text", help="what to remember")
     parser.add_argument("--kind", choices=KINDS, default="fact")
-    parser.add_argument("--tier", choices=TIERS, help="default: from the kind")
+    parser.add_argument("--tier", choices=MEMORY_TIERS, help="default: from the kind")
     parser.add_argument("--importance", type=int, choices=range(1, 6), default=1, metavar="1-5")
     parser.add_argument("--topic", action="append", dest="topics", help="topic tag (repeatable)")
     parser.add_argument("--scope", default="global", help="global, user:ID, chat:ID, project:NAME")
@@ -31,15 +22,14 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.commands.undo import hint
     from core.cli.context import print_json, services
-    from core.memory.api import entry_json, remember_or_confirm
-    from core.undo.context import acting
 
     svc = services()
     try:
-        with acting("cli") as who:
-            kept = remember_or_confirm(
+        with app.acting("cli") as who:
+            kept = app.remember(
                 svc,
                 args.text,
                 kind=args.kind,
@@ -53,7 +43,7 @@ def run(args) -> int:
         svc.close()
     entry = kept.entry
     if args.json:
-        print_json({**entry_json(entry), "confirmed": kept.confirmed,
+        print_json({**app.entry_json(entry), "confirmed": kept.confirmed,
                     "action_id": who.last_action})  # fmt: skip
     elif kept.confirmed:
         print(f"already remembered — confirmed {entry.memory_id} "

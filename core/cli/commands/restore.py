@@ -13,21 +13,18 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.commands.undo import hint
     from core.cli.context import print_json, services
-    from core.memory.api import entry_json
-    from core.memory.versions import current_version, restore
-    from core.undo.context import acting
 
     svc = services()
     try:
-        with acting("cli") as who:
-            entry = restore(svc, args.memory_id, args.version)
-        now = current_version(svc, entry.uuid)
+        with app.acting("cli") as who:
+            entry, now = app.restore_version(svc, args.memory_id, args.version)
     finally:
         svc.close()
     if args.json:
-        print_json({**entry_json(entry), "version": now, "action_id": who.last_action})
+        print_json({**app.entry_json(entry), "version": now, "action_id": who.last_action})
         return 0
     print(f"restored {entry.memory_id} to version {args.version} (now version {now}){hint(who)}")
     return 0

@@ -23,14 +23,14 @@ def configure(parser) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from core import app
     from core.cli.context import print_json, services
-    from core.council.skills import forge_skill, get_skill, list_skills
     from core.errors import InvalidInput
 
     svc = services()
     try:
         if args.action == "show":
-            skill = get_skill(svc, args.skill_id)
+            skill = app.get_skill(svc, args.skill_id)
             print(skill.path.read_text(encoding="utf-8"))
             return 0
         if args.action == "forge":
@@ -39,10 +39,10 @@ def run(args) -> int:
                 text = Path(args.file).read_text(encoding="utf-8")
             if not text:
                 raise InvalidInput("give --instructions or --file")
-            skill = forge_skill(svc, args.skill_id, args.name, args.description, text)
+            skill = app.forge_skill(svc, args.skill_id, args.name, args.description, text)
             print(f"forged {skill.skill_id} at {skill.path}")
             return 0
-        skills = list_skills(svc)
+        skills = app.list_skills(svc)
     finally:
         svc.close()
     if getattr(args, "json", False):

@@ -13,13 +13,13 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import console, print_json, services
-    from core.traces import trace_row
 
     svc = services()
     try:
-        rows = [trace_row(t) for t in svc.traces.recent(args.limit, chat_id=args.chat_id)]
-        spent = svc.traces.spent_today()
+        rows = app.trace_rows(svc, args.limit, chat_id=args.chat_id)
+        spent = app.spent_today(svc)
     finally:
         svc.close()
     if args.json:

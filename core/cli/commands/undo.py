@@ -28,18 +28,16 @@ def hint(acting) -> str:
 
 
 def run(args) -> int:
+    from core import app
     from core.cli.context import print_json, services
-    from core.undo import log
-    from core.undo.context import acting
-    from core.undo.reverse import undo
 
     svc = services()
     try:
         if args.list:
-            actions, now = log.recent(svc), svc.clock.now()
+            actions, now = app.undoable_actions(svc), svc.clock.now()
         else:
-            with acting("cli"):
-                done = undo(svc, args.action_id)
+            with app.acting("cli"):
+                done = app.undo(svc, args.action_id)
     finally:
         svc.close()
     if args.list:

@@ -1,5 +1,6 @@
 """Learning tests run on real stores with a pinned clock; model paths use a local fake
-OpenAI-compatible server whose `fake-lite` queue scripts the LITE model."""
+OpenAI-compatible server whose `fake-lite` queue scripts the LITE model (extraction, over real
+HTTP), or an in-process scripted model where the HTTP path is not the point."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from core.services import Services
 from tests.core.learning.support import FixedClock
+from tests.fakes import ScriptedModel
 from tests.llm_server import model_env
 
 
@@ -14,14 +16,6 @@ from tests.llm_server import model_env
 def clock():
     """The pinned clock every service reads."""
     return FixedClock()
-
-
-@pytest.fixture
-def services(settings, embedder, clock):
-    """Real services with no model configured (the heuristic extractor runs)."""
-    svc = Services(settings, embedder=embedder, clock=clock)
-    yield svc
-    svc.close()
 
 
 @pytest.fixture
@@ -41,5 +35,22 @@ def model_services(lite, embedder, clock):
     from core.config import load_settings
 
     svc = Services(load_settings(), embedder=embedder, clock=clock)
+    yield svc
+    svc.close()
+
+
+@pytest.fixture
+def scripted(home, monkeypatch):
+    """An in-process LITE model (tests/fakes.py) where the HTTP path is not the point."""
+    monkeypatch.setenv("ELORA_MODEL_LITE", "scripted/lite")  # configured: the model path runs
+    return ScriptedModel()
+
+
+@pytest.fixture
+def scripted_services(scripted, embedder, clock):
+    """Real services whose model client is the scripted one."""
+    from core.config import load_settings
+
+    svc = Services(load_settings(), embedder=embedder, clock=clock, llm=scripted)
     yield svc
     svc.close()

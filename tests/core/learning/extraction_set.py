@@ -3,7 +3,7 @@
 Each example is a message as the operator would send it to the assistant (or to a friend, in an
 imported chat) and the kind of memory a careful reviewer would keep from it, or None when
 nothing durable is said: small talk, questions, requests, passing moods, feedback on a draft.
-The kinds follow SPEC section 3; where two kinds are defensible the closest one is given, and
+The kinds are those of core.memory.vocabulary (fact, preference, decision, ...); where two kinds are defensible the closest one is given, and
 the precision/recall figures count detection (worth keeping or not), with kind agreement
 reported beside them.
 """

@@ -1,4 +1,4 @@
-"""Consent is final (SPEC §10): a message under a consent instruction is material for no job
+"""Consent is final (README, Learning): a message under a consent instruction is material for no job
 (extraction, reflexion, promotion, `elora learn`, the Markdown mirror, the model's tools), and a
 forgotten entry leaves a tombstone — a keyed hash, never the text — so nothing proposes it again."""
 

@@ -118,29 +118,29 @@ async def test_a_time_limit_bounds_the_old_entry_instead_of_adding_a_rival(servi
     assert services.memory.count() == 1
 
 
-async def test_when_heuristics_cannot_tell_the_lite_model_decides(model_services, lite):
-    old = model_services.memory.save(
+async def test_when_heuristics_cannot_tell_the_lite_model_decides(scripted_services, scripted):
+    old = scripted_services.memory.save(
         entry("decision.event-store", "The team uses Postgres for the event store")
     )
-    lite.enqueue("fake-lite", '{"relation": "supersede"}')
+    scripted.enqueue('{"relation": "supersede"}')
     new_text = "The team uses MongoDB for the event store"
 
-    proposal = await model_services.learner.submit(Candidate(text=new_text, kind="fact"))
+    proposal = await scripted_services.learner.submit(Candidate(text=new_text, kind="fact"))
 
-    [request] = lite.requests_for("fake-lite")
-    prompt = request["messages"][-1]["content"]
+    [prompt] = scripted.prompts()
+    assert [call["tier"] for call in scripted.history] == ["LITE"]
     assert "Postgres" in prompt and "MongoDB" in prompt and '"relation"' in prompt
     assert proposal.conflict_uuid == old.uuid and proposal.conflict_relation == "supersede"
     assert any("supersede (model)" in r for r in proposal.reasons)
 
 
-async def test_an_unusable_model_verdict_falls_back_to_the_safe_side(model_services, lite):
-    model_services.memory.save(
+async def test_an_unusable_model_verdict_falls_back_to_the_safe_side(scripted_services, scripted):
+    scripted_services.memory.save(
         entry("decision.event-store", "The team uses Postgres for the event store")
     )
-    lite.enqueue("fake-lite", "It depends.")
+    scripted.enqueue("It depends.")
 
-    proposal = await model_services.learner.submit(
+    proposal = await scripted_services.learner.submit(
         Candidate(text="The team uses MongoDB for the event store", kind="fact")
     )
 

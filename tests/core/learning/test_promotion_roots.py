@@ -8,7 +8,6 @@ import json
 from datetime import datetime
 
 from core.cli.main import main
-from core.learning.canonical import capture_sources
 from core.learning.promotion import promote
 from core.memory.schema import PROMOTED_FROM
 from tests.core.learning.support import capture, entry, proposals
@@ -29,7 +28,7 @@ def _episodes(services) -> list:
         saved.append(services.memory.save(entry(
             f"event.bloc-{n}", f"Camille a fait du bloc à Climb Up Gerland ({when:%d/%m})",
             kind="event", valid_from=when, topics=["sport", "escalade"],
-            attributes={"event_type": "climbing"}, sources=capture_sources(services, [source]),
+            attributes={"event_type": "climbing"}, sources=services.archive.sources([source]),
         )))  # fmt: skip
     return saved
 
@@ -69,7 +68,7 @@ async def test_a_promotion_to_a_rule_keeps_its_semantic_root(services):
     source = capture(services, "Le standup Atlas est à 9h45 tous les jours")
     fact = services.memory.save(entry(
         "fact.standup", "Le standup Atlas est à 9h45 chaque jour ouvré", observations=5,
-        confidence=0.95, topics=["atlas"], sources=capture_sources(services, [source]),
+        confidence=0.95, topics=["atlas"], sources=services.archive.sources([source]),
     ))  # fmt: skip
     await promote(services)
     [proposal] = [p for p in proposals(services) if p.origin == "promotion"]

@@ -1,4 +1,4 @@
-"""Who said it (SPEC §10): Elora knows the operator among the senders of an import or of the
+"""Who said it (README, "Who said it"): Elora knows the operator among the senders of an import or of the
 bot, keeps each message's speaker, and learns what a contact says as being about that contact,
 by name — a colleague's "I'm off 6-10 May" is never a fact about the operator."""
 

@@ -25,19 +25,6 @@ class FixedClock(BaseFixedClock):
         super().__init__(moment)
 
 
-class ScriptedTextModel:
-    """A LITE model that answers from a queue of replies and logs every call."""
-
-    def __init__(self, *replies: str):
-        self.replies = list(replies)
-        self.calls: list[tuple[str, list[dict[str, Any]]]] = []
-
-    async def complete_text(self, tier: str, messages: list[dict[str, Any]]) -> str:
-        """The next scripted reply."""
-        self.calls.append((tier, messages))
-        return self.replies.pop(0)
-
-
 def entry(memory_id: str, text: str, *, kind: str = "fact", **fields: Any) -> dict[str, Any]:
     """A complete, valid entry; any field can be overridden."""
     data: dict[str, Any] = {

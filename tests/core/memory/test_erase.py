@@ -1,4 +1,4 @@
-"""Forget means every copy (SPEC §10): `forget --matching` finds a phrase, case and accents
+"""Forget means every copy (README, Forget): `forget --matching` finds a phrase, case and accents
 aside, in every store and file Elora wrote, previews it, and erases it so that no
 12-character piece of it is left on disk under ELORA_HOME."""
 

@@ -4,7 +4,7 @@ import pytest
 
 from core.memory.api import save_memory
 from core.memory.schema import TIER_MEANING
-from core.memory.tiers import MATCH_BOOST, judge
+from core.memory.tier_policy import MATCH_BOOST, judge
 from core.recall.lexical import terms
 from core.recall.pack import build_pack
 from core.recall.timeparse import parse_period

@@ -1,7 +1,9 @@
 """The conversation window: it survives a restart, and when it grows it is distilled, not cut."""
 
+from core.config import load_settings
 from core.services import Services
 from tests.core.routing.support import ask, system_of
+from tests.fakes import ScriptedModel
 from tests.llm_server import Reply
 
 OSLO = (
@@ -34,21 +36,24 @@ def dialogue(request: dict) -> list[tuple[str, str]]:
     ]
 
 
-async def test_the_window_survives_a_restart(make_services, llm, embedder, clock):
-    first = make_services()
-    llm.enqueue("fake-lite", "Noted: Tuesday at 7:40.")
+async def test_the_window_survives_a_restart(home, monkeypatch, embedder, clock):
+    # In-process model (tests/fakes.py): what the window holds is the point, not the HTTP path.
+    monkeypatch.setenv("ELORA_MODEL_LITE", "scripted/lite")
+    monkeypatch.setenv("ELORA_LEARNING_EXTRACTOR", "heuristic")
+    model = ScriptedModel("Noted: Tuesday at 7:40.", "Tuesday at 7:40.")
+    settings = load_settings()
+    first = Services(settings, clock=clock, embedder=embedder, llm=model)
     await ask(first, OSLO)
     first.close()
 
-    restarted = Services(first.settings, clock=clock, embedder=embedder)
+    restarted = Services(settings, clock=clock, embedder=embedder, llm=model)
     try:
-        llm.enqueue("fake-lite", "Tuesday at 7:40.")
         reply = await ask(restarted, "When does my flight to Oslo leave?")
     finally:
         restarted.close()
 
     assert reply.text == "Tuesday at 7:40."
-    assert dialogue(llm.requests_for("fake-lite")[-1]) == [
+    assert dialogue(model.history[-1]) == [
         ("user", OSLO),
         ("assistant", "Noted: Tuesday at 7:40."),
         ("user", "When does my flight to Oslo leave?"),

@@ -2,7 +2,6 @@
 
 import pytest
 
-from core.services import Services
 from tests.core.memory.helpers import FixedClock
 
 
@@ -10,11 +9,3 @@ from tests.core.memory.helpers import FixedClock
 def clock():
     """The pinned clock the services read."""
     return FixedClock()
-
-
-@pytest.fixture
-def services(settings, embedder, clock):
-    """Real services (SQLite + Chroma) on the tmp home, with the pinned clock."""
-    svc = Services(settings, embedder=embedder, clock=clock)
-    yield svc
-    svc.close()

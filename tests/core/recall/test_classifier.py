@@ -3,7 +3,8 @@ import json
 import pytest
 
 from core.recall.classifier import MODEL_THRESHOLD, classify, classify_request
-from tests.core.memory.helpers import NOW, ScriptedTextModel
+from tests.core.memory.helpers import NOW
+from tests.fakes import ScriptedModel
 
 
 @pytest.mark.parametrize(
@@ -127,11 +128,11 @@ def test_messages_without_cues_leave_the_heuristics_unsure(message):
 
 
 async def test_the_model_is_not_asked_when_the_heuristics_are_sure():
-    model = ScriptedTextModel()
+    model = ScriptedModel()
 
     result = await classify_request("Salut !", NOW, model=model)
 
-    assert model.calls == []
+    assert model.history == []
     assert (result.intent, result.source) == ("chitchat", "heuristic")
 
 
@@ -155,12 +156,12 @@ def _verdict(**overrides) -> str:
 
 
 async def test_an_unsure_guess_is_settled_by_the_lite_model():
-    model = ScriptedTextModel(_verdict())
+    model = ScriptedModel(_verdict())
 
     result = await classify_request("la voiture bleue", NOW, model=model)
 
-    assert len(model.calls) == 1
-    tier, messages = model.calls[0]
+    assert len(model.history) == 1
+    tier, messages = model.history[0]["tier"], model.history[0]["messages"]
     assert tier == "LITE"
     assert "> la voiture bleue" in messages[-1]["content"]  # quoted as data
     assert result.source == "model"
@@ -173,7 +174,7 @@ async def test_an_unsure_guess_is_settled_by_the_lite_model():
 async def test_a_model_reply_wrapped_in_prose_and_a_fence_is_accepted():
     reply = f"Voici la classification :\n```json\n{_verdict(intent='task')}\n```"
 
-    result = await classify_request("the blue car", NOW, model=ScriptedTextModel(reply))
+    result = await classify_request("the blue car", NOW, model=ScriptedModel(reply))
 
     assert (result.source, result.intent) == ("model", "task")
 
@@ -194,7 +195,7 @@ async def test_a_model_reply_wrapped_in_prose_and_a_fence_is_accepted():
 async def test_invalid_model_output_falls_back_to_the_heuristic_guess(reply):
     heuristic = classify("la voiture bleue", NOW)
 
-    result = await classify_request("la voiture bleue", NOW, model=ScriptedTextModel(reply))
+    result = await classify_request("la voiture bleue", NOW, model=ScriptedModel(reply))
 
     assert result.source == "heuristic"
     assert (result.intent, result.memory_need, result.tiers, result.confidence) == (

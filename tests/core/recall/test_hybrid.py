@@ -90,25 +90,25 @@ def test_before_the_move_is_dated_from_the_move_itself(services, archive, questi
     assert not any("950 euros" in t for t in texts)
 
 
-def test_an_archive_hit_names_its_chat_speakers_date_and_every_message(services, archive):
+def test_an_archive_hit_names_its_chat_speaker_date_and_message(services, archive):
     pack = build_pack(services, "Qu'est-ce que j'ai dit sur le vélo crevé la semaine dernière ?")
 
-    window = next(i for i in _archive_items(pack) if "crevé" in i["text"])
-    assert window["kind"] == "window"
-    assert window["chat_id"] == "42"
-    assert window["message_ids"] == ["200", "201", "202"]
-    assert window["speakers"] == ["Camille", "Elora"]
-    assert window["dates"]["first_at"] == FLAT_TIRE.isoformat()
-    sources = [
-        (s["message_id"], s["speaker"], datetime.fromisoformat(s["date"]))
-        for s in window["sources"]
+    items = _archive_items(pack)
+    hit = items[0]  # the message that says it ranks first, on its own
+    assert hit["text"] == "Camille: Le vélo a encore crevé ce matin"
+    assert hit["kind"] == "message"
+    assert hit["chat_id"] == "42"
+    assert hit["message_ids"] == ["200"]
+    assert hit["speakers"] == ["Camille"]
+    assert hit["dates"]["first_at"] == FLAT_TIRE.isoformat()
+    assert [(s["message_id"], s["speaker"], s["date"]) for s in hit["sources"]] == [
+        ("200", "Camille", FLAT_TIRE.isoformat())
     ]
-    assert sources == [
-        ("200", "Camille", FLAT_TIRE),
-        ("201", "Elora", FLAT_TIRE + timedelta(minutes=1)),
-        ("202", "Camille", FLAT_TIRE + timedelta(minutes=2)),
-    ]
-    assert all(s["surface"] == "telegram" and s["chat_id"] == "42" for s in window["sources"])
+    assert all(s["surface"] == "telegram" and s["chat_id"] == "42" for s in hit["sources"])
+    # The exchange around it is evidence too, each message once, with its own speaker.
+    shown = [m for item in items for m in item["message_ids"]]
+    assert len(shown) == len(set(shown))
+    assert {"201", "202"} <= set(shown)
 
 
 def test_a_short_single_message_brings_its_neighbours(services):
@@ -129,12 +129,43 @@ def test_a_short_single_message_brings_its_neighbours(services):
 
     pack = build_pack(services, "Où sont les clés de la cave ?")
 
-    hit = next(i for i in _archive_items(pack) if "clés de la cave" in i["text"])
-    assert hit["kind"] == "message" and hit["message_ids"] == ["301"]
+    # The answer is the evidence: it comes first, read with the question it answers.
+    hit = _archive_items(pack)[0]
+    assert hit["kind"] == "message" and hit["message_ids"] == ["302"]
+    assert hit["text"] == "Camille: Oui, dans la boîte aux lettres"
     around = [(n["message_id"], n["speaker"], n["position"]) for n in hit["neighbours"]]
-    assert around == [("300", "Hugo", "before"), ("302", "Camille", "after")]
-    assert hit["neighbours"][1]["text"] == "Oui, dans la boîte aux lettres"
-    assert datetime.fromisoformat(hit["neighbours"][1]["date"]) == start + timedelta(minutes=4)
+    assert around == [("301", "Hugo", "before")]
+    assert hit["neighbours"][0]["text"] == "Tu as pris les clés de la cave ?"
+    assert datetime.fromisoformat(hit["neighbours"][0]["date"]) == start + timedelta(minutes=2)
+
+
+def test_a_question_in_the_pack_brings_its_answer(services):
+    start = datetime(2024, 6, 12, 18, 0)
+    for n, (sender, text) in enumerate(
+        [
+            ("Hugo", "C'est quoi le code du portail de la résidence ?"),
+            ("Camille", "4512B"),
+            ("Hugo", "Merci !"),
+        ]
+    ):
+        services.archive.capture(
+            message(str(400 + n), text, start + timedelta(minutes=n), chat_id="77", sender=sender)
+        )
+
+    pack = build_pack(services, "Quel est le code du portail de la résidence ?", budget=400)
+
+    items = _archive_items(pack)
+    shown = [
+        m for i in items for m in i["message_ids"] + [n["message_id"] for n in i["neighbours"]]
+    ]
+    assert "401" in shown  # the answer is there, as an item or as the question's neighbour
+    for item in items:
+        if item["message_ids"] == ["400"] and "401" not in [
+            m for i in items for m in i["message_ids"]
+        ]:
+            assert [(n["message_id"], n["position"]) for n in item["neighbours"]] == [
+                ("401", "after")
+            ]
 
 
 def test_maintained_entries_come_before_archive_chunks(services, archive):
@@ -189,29 +220,29 @@ def test_without_embeddings_entries_saved_meanwhile_are_still_recalled(broken):
 
 
 @pytest.mark.parametrize(
-    ("exact_max", "exact_ratio", "chat_id"),
+    ("exact_max", "exact_ratio", "chats"),
     [
         (500, 1, None),  # a small window: its chunks are scored exactly
-        (500, 1, "42"),
+        (500, 1, ["42"]),
         (500, 10_000, None),  # small, but a large share of a small archive: probe unfiltered
         (1, 1, None),  # over the cap: counted, then probed unfiltered
-        (1, 1, "42"),  # over the cap in one chat: Chroma's filter
+        (1, 1, ["42"]),  # over the cap in one chat (a user's scope): Chroma's filter
     ],
 )
 def test_a_window_finds_the_same_chunks_whichever_way_it_is_searched(
-    services, archive, monkeypatch, exact_max, exact_ratio, chat_id
+    services, archive, monkeypatch, exact_max, exact_ratio, chats
 ):
     from core.recall import archive_search
     from core.recall.timeparse import TimeWindow
 
     window = TimeWindow("mai-juin 2024", datetime(2024, 5, 1), datetime(2024, 7, 1))
     vector = services.embedder.embed_query("le vélo")
-    inside = archive_search._window_ids(services, window, chat_id, 10_000)
+    inside = archive_search._window_ids(services, window, chats, 10_000)
     reference = archive_search._exact(services, vector, 10, inside)
     monkeypatch.setattr(archive_search, "EXACT_MAX", exact_max)
     monkeypatch.setattr(archive_search, "EXACT_RATIO", exact_ratio)
 
-    found = archive_search._nearest(services, vector, 10, window, chat_id)
+    found = archive_search._nearest(services, vector, 10, window, chats)
 
     assert reference and set(found) == set(reference)
     assert found == pytest.approx(reference, abs=1e-4)

@@ -210,6 +210,7 @@ def test_every_collection_is_probed(indexed_home, embedder):
         "archive": (30, 30),
         "memory": (1, 1),
         "ephemeral": (1, 1),
+        "turns": (30, 30),  # one vector per archived message (its turn key)
     }
     services.vectors.close()
     services.close()

@@ -2,7 +2,6 @@
 
 import pytest
 
-from core.services import Services
 from tests.core.learning.support import FixedClock
 
 
@@ -10,11 +9,3 @@ from tests.core.learning.support import FixedClock
 def clock():
     """The pinned clock every service reads."""
     return FixedClock()
-
-
-@pytest.fixture
-def services(settings, embedder, clock):
-    """Real services (SQLite + Chroma) on the tmp home, no model configured."""
-    svc = Services(settings, embedder=embedder, clock=clock)
-    yield svc
-    svc.close()

@@ -1,4 +1,4 @@
-"""Each tier's own retrieval policy: which recalled entries to keep and how much to boost them.
+"""Each memory tier's own retrieval policy: which recalled entries to keep and how much to boost them.
 
 episodic by date and event type; semantic by topic tags and a confidence floor; procedural by
 rule/trigger match; personalized by domain; environment by sub-bucket.

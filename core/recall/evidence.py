@@ -1,0 +1,105 @@
+"""The archive's side of a pack: one search per pack, evidence chosen by stage (L2, then L3
+deeper), the newest statement first for present-state questions, never a message twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.recall.archive_search import attach_neighbours
+from core.recall.items import archive_item, evidence_item
+from core.recall.selection import Evidence, attach_context, choose, group
+from core.recall.timeparse import TimeWindow
+from core.recall.turn_search import Found, search_turns
+from core.recall.updates import latest_first
+from core.recall.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+
+class ArchiveEvidence:
+    """Searches the archive once for a question and hands out its evidence stage by stage."""
+
+    def __init__(
+        self,
+        services: Services,
+        question: str,
+        query_vector: np.ndarray | None,
+        *,
+        chats: list[str] | None,
+        present_state: bool,
+        exclude: set[str],
+    ):
+        self.services = services
+        self.question = question
+        self.query_vector = query_vector
+        self.chats = chats
+        self.present_state = present_state
+        self.exclude = exclude  # capture ids: the request's own message is no evidence
+        self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
+        self.found: Found | None = None
+        self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
+        self.shown_turns: set[int] = set()
+        self.missing: list[str] = []
+
+    def search(self, window: TimeWindow | None, floor: float) -> None:
+        """Turns for the question in its period; if the period holds nothing, at any date.
+
+        People misdate things ("last year" said of the year before): an empty period is
+        reported and the evidence taken from other dates rather than none at all.
+        """
+        found = self._turns(window)
+        if (
+            window is not None
+            and not found.parts
+            and not any(t.score >= floor for t in found.turns)
+        ):
+            self.missing.append(f"nothing archived in {window.label}: evidence from other dates")
+            found = self._turns(None)
+        if self.present_state:
+            found.turns, self.history = latest_first(
+                self.services, self.question, self.query_vector, found.turns, self.chats,
+                self.vocabulary,
+            )  # fmt: skip
+        self.found = found
+
+    def _turns(self, window: TimeWindow | None) -> Found:
+        return search_turns(
+            self.services, self.question, self.query_vector, window=window, chats=self.chats,
+            vocabulary=self.vocabulary,
+        )  # fmt: skip
+
+    def items(self, stage: str, floor: float) -> Iterator[tuple[dict[str, Any], Evidence | None]]:
+        """This stage's items, best first, with the evidence each shows (None for a part of a
+        long text); call `shown` for those the pack kept."""
+        assert self.found is not None, "search() first"
+        turns = [
+            t
+            for t in self.found.turns
+            if t.rowid not in self.shown_turns and t.capture_id not in self.exclude
+        ]
+        chosen = group(choose(turns, stage, floor))
+        for evidence in chosen:
+            evidence.history = self.history.get(evidence.first.rowid, [])
+        on_show = self.shown_turns | {t.rowid for e in chosen for t in e.turns}
+        attach_context(self.services, chosen, on_show)
+        for evidence in chosen:
+            yield evidence_item(evidence), evidence
+        for hit in self.found.parts:
+            if hit.score < floor or self._excluded(hit.chunk_id):
+                continue
+            attach_neighbours(self.services, hit)
+            yield archive_item(self.services, hit), None
+
+    def shown(self, evidence: Evidence | None) -> None:
+        """The pack kept this evidence: its messages are not shown again."""
+        if evidence is not None:
+            self.shown_turns.update(t.rowid for t in [*evidence.turns, *evidence.history])
+
+    def _excluded(self, chunk_id: str) -> bool:
+        if not self.exclude:
+            return False
+        return bool(self.exclude & set(self.services.archive.capture_ids_of(chunk_id)))

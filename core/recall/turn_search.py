@@ -1,0 +1,436 @@
+"""Ranking single archived messages (turns) for a question, in the windows that hold them.
+
+Candidates come from four places: the best windows (hybrid search over chunks), the messages
+nearest to the question by their own vectors (the `turns` collection), the best messages by
+BM25 over their text (nominated by the question's rarest words), and, for a question about a
+period, the messages that name a date inside it. Each is scored on its own key (the message read
+after the one it answers), its words (its text, resolved dates and extracted facts), its window
+and who said it, so a message is found when its window is about the question even if its own
+words are not, and the other way round.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.archive.turns import TURN_CHARS, blob_vector
+from core.errors import EloraError
+from core.recall.archive_search import (
+    LEXICAL_WEIGHT,
+    VECTOR_WEIGHT,
+    ArchiveHit,
+    search_archive,
+    window_bounds,
+)
+from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
+from core.recall.timeparse import TimeWindow
+from core.recall.vocabulary import Vocabulary
+from core.storage import fulltext
+from core.storage.db import db_time, from_db_time
+from core.storage.fulltext import Match
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+WINDOW_FETCH = 10  # windows whose turns all become candidates
+DENSE_FETCH = 40  # single messages nearest to the question (the `turns` collection)
+# ... chosen among this many nearest by their closeness weighed by what they say (SAYS_ENOUGH):
+# the nearest keys to a question naming someone are that person's fillers ("Sam: noted").
+DENSE_PROBE = 160
+LEXICAL_FETCH = 40  # single messages found by their words
+RAREST = 5  # the question's rarest words nominate them
+PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
+DATED_FETCH = 200  # messages naming a date inside the question's period
+# A turn's score: its own key and words, plus a share of its window's score (a turn inside a
+# window about the question is likelier evidence than the same words elsewhere), over 1 + share.
+WINDOW_SHARE = 0.3
+# Who said it: a turn by the person the question names is likelier evidence about them.
+SPEAKER_BONUS = 0.08
+# A key's meaning counts in proportion to what the turn itself says, up to this many rare words
+# (Vocabulary.information; a fact names at least who or what, and its value): a turn in words
+# everyone uses ("haha yes exactly", "noted") borrows its key's meaning from its speaker's name
+# and the turn it answers, and would otherwise come closest to any question naming its speaker.
+SAYS_ENOUGH = 3.0
+CONTEXT_SAYS = 0.5  # the turn it answers counts for this much of a turn's key
+# A turn that only hands the floor over with a question holds less than its answer (whose own
+# key already carries the question as context).
+ASKS_PENALTY = 0.08
+
+
+@dataclass
+class TurnHit:
+    """One archived message found for a question, and how it scored."""
+
+    rowid: int
+    capture_id: str
+    chunk_id: str | None
+    surface: str
+    chat_id: str
+    message_id: str
+    speaker: str | None
+    text: str
+    sent_at: datetime
+    score: float
+    similarity: float | None = None
+    lexical: float = 0.0
+    window: float = 0.0
+    asks: bool = False
+    context_rowid: int | None = None
+    dates: list[dict[str, str]] = field(default_factory=list)
+    vector: np.ndarray | None = None
+
+
+@dataclass
+class Found:
+    """What the archive holds for a question: turns, and parts of long texts (never turns)."""
+
+    turns: list[TurnHit]
+    parts: list[ArchiveHit]
+
+
+def search_turns(
+    services: Services,
+    query: str,
+    query_vector: np.ndarray | None,
+    *,
+    window: TimeWindow | None = None,
+    chats: Sequence[str] | None = None,
+    vocabulary: Vocabulary | None = None,
+) -> Found:
+    """Candidate turns for a question, best first (see the module docstring)."""
+    windows = search_archive(
+        services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
+    )
+    parts = [h for h in windows if h.kind == "part"]
+    vocabulary = vocabulary or Vocabulary(services)
+    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary)
+    return Found(turns, parts)
+
+
+def _turns(services, query, query_vector, windows, window, chats, vocabulary) -> list[TurnHit]:
+    # Nominated by their rarest words (the common ones match much of the archive and barely
+    # move BM25), then scored on all of them.
+    match = vocabulary.rarest(query, RAREST)
+    near = nearest_turns(services, query_vector, DENSE_PROBE, window, chats)
+    with services.db.session() as session:
+        conn = session.connection()
+        candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
+        candidates |= _saying(services, conn, near, vocabulary)
+        if match:
+            candidates |= set(_lexical(conn, match.only("text"), window, chats))
+        if window is not None and (window.start or window.end):
+            candidates |= _dated(conn, window, chats)
+        if not candidates:
+            return []
+        rows = _details(conn, sorted(candidates))
+    words = vocabulary.scores(query, {r["rowid"]: r["text"] for r in rows})
+    keyed = vocabulary.scores(query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
+    # Only the best windows are scored (the others' vectors would have to be read too).
+    window_score = {h.chunk_id: h.score for h in windows}
+    keys = {r["rowid"]: (r["text"], r["context_rowid"]) for r in rows}
+    said = _key_information(_key_texts(services, keys), vocabulary)
+    return _score(services, query, query_vector, rows, words, keyed, window_score, window, said)
+
+
+def _score(
+    services, query, qvec, rows, words, keyed, window_score, window, information
+) -> list[TurnHit]:
+    hybrid = qvec is not None
+    strength = saturate_bm25 if hybrid else normalise_bm25
+    lex = dict(zip(words, strength(list(words.values())), strict=True))
+    extra = dict(zip(keyed, strength(list(keyed.values())), strict=True))
+    named = set(terms(query))
+    calibrate = services.embedder.calibrate
+    hits = []
+    for r in rows:
+        if window is not None and not _inside(window, r["sent_at"], r["dates"]):
+            continue
+        vector = blob_vector(r["vector"]) if r["vector"] is not None else None
+        sim = float(vector @ qvec) if hybrid and vector is not None else None
+        said = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
+        around = window_score.get(r["chunk_id"])
+        if not hybrid:
+            own = said
+        elif sim is None:  # not embedded on its own yet: its window's vector stands in
+            own = around or 0.0
+        else:
+            says = min(1.0, information.get(r["rowid"], SAYS_ENOUGH) / SAYS_ENOUGH)
+            own = VECTOR_WEIGHT * calibrate(sim) * says + LEXICAL_WEIGHT * said
+        if around is None:  # its window was not among the best searched: neither for nor against
+            around = own
+        score = (own + WINDOW_SHARE * around) / (1 + WINDOW_SHARE)
+        if r["speaker"] and fold(r["speaker"].split()[0]) in named:
+            score += SPEAKER_BONUS
+        if r["asks"]:
+            score -= ASKS_PENALTY
+        row = {**r, "vector": vector}
+        hits.append(
+            _hit(row, score=round(max(0.0, score), 4), similarity=sim, lexical=said, window=around)
+        )
+    hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
+    return hits
+
+
+def _saying(services, conn, near: dict[str, float], vocabulary: Vocabulary) -> set[int]:
+    """The DENSE_FETCH nearest turns once their closeness is weighed by what they say."""
+    if len(near) <= DENSE_FETCH:
+        return set(rowids_of(conn, list(near)).values())
+    marks = ",".join("?" * len(near))
+    rows = conn.exec_driver_sql(
+        f"SELECT c.id, c.rowid, c.text, k.context_rowid, x.text FROM captures c "
+        "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
+        f"LEFT JOIN captures x ON x.rowid = k.context_rowid WHERE c.id IN ({marks})",
+        tuple(near),
+    ).all()
+    said = _key_information({r[1]: (r[2], r[3], r[4]) for r in rows}, vocabulary)
+    calibrate = services.embedder.calibrate
+
+    def weight(row) -> float:
+        return calibrate(near[row[0]]) * min(1.0, said.get(row[1], 0.0) / SAYS_ENOUGH)
+
+    return {row[1] for row in sorted(rows, key=weight, reverse=True)[:DENSE_FETCH]}
+
+
+def _key_texts(services, keys: dict[int, tuple[str, int | None]]):
+    """(text, context rowid, context text) by turn rowid: the texts its key was made of."""
+    wanted = sorted({ctx for _, ctx in keys.values() if ctx is not None})
+    texts: dict[int, str] = {}
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        with services.db.session() as session:
+            texts = dict(
+                session.connection()
+                .exec_driver_sql(
+                    f"SELECT rowid, text FROM captures WHERE rowid IN ({marks})", tuple(wanted)
+                )
+                .all()
+            )
+    return {rowid: (text, ctx, texts.get(ctx)) for rowid, (text, ctx) in keys.items()}
+
+
+def _key_information(keys: dict[int, tuple], vocabulary: Vocabulary) -> dict[int, float]:
+    """What a turn's key says (Vocabulary.information): the turn's words and those of the turn
+    it answers, which its key holds too ("They're a real support" after a question about her
+    family says enough; "haha yes exactly" after "grave 😂" does not). The turn answered is
+    read only when the turn alone does not say enough."""
+    said = vocabulary.information(
+        {rowid: text for rowid, (text, _, _) in keys.items()}, SAYS_ENOUGH
+    )
+    needy = {
+        rowid: ctx
+        for rowid, (_, ctx, ctx_text) in keys.items()
+        if said[rowid] < SAYS_ENOUGH and ctx is not None and ctx_text
+    }
+    if needy:
+        around = vocabulary.information({keys[r][1]: keys[r][2] for r in needy}, SAYS_ENOUGH)
+        for rowid, ctx in needy.items():
+            said[rowid] += CONTEXT_SAYS * around.get(ctx, 0.0)
+    return said
+
+
+def nearest_turns(
+    services: Services,
+    vector: np.ndarray | None,
+    fetch: int,
+    window: TimeWindow | None = None,
+    chats: Sequence[str] | None = None,
+    after: datetime | None = None,
+) -> dict[str, float]:
+    """The turns nearest to a vector (at most `fetch`), sent in the window (after `after`), in
+    the chats: {capture id: cosine}. Probed unfiltered and filtered here: Chroma's own filter
+    costs CPU in proportion to the whole collection, so it is asked only for a user's scope
+    (a guest's few chats); a period's or a date's few near turns are enough, since the windows
+    and the words find the rest."""
+    if vector is None:
+        return {}
+    low = max(
+        [_epoch(m) for m in (window.start if window else None, after) if m is not None],
+        default=None,
+    )
+    high = _epoch(window.end) if window is not None and window.end is not None else None
+    allowed = set(chats) if chats is not None else None
+
+    def passes(meta: dict) -> bool:
+        sent = meta.get("sent_at", 0)
+        return (
+            (low is None or sent >= low)
+            and (high is None or sent < high)
+            and (allowed is None or meta.get("chat_id") in allowed)
+        )
+
+    try:
+        filtered = low is not None or high is not None or allowed is not None
+        probe = fetch * PROBE_FACTOR if filtered else fetch  # headroom only for what is dropped
+        hits = services.vectors.query("turns", vector.tolist(), probe)
+        kept = [h for h in hits if passes(h.metadata)]
+        if allowed is not None and len(kept) < fetch and len(hits) == probe:
+            clauses: list[dict] = []
+            if low is not None:
+                clauses.append({"sent_at": {"$gte": low}})
+            if high is not None:
+                clauses.append({"sent_at": {"$lt": high}})
+            if allowed is not None:
+                clauses.append({"chat_id": {"$in": sorted(allowed)}})
+            where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+            kept = services.vectors.query("turns", vector.tolist(), fetch, where)
+    except EloraError as exc:
+        log.warning("turn vector search failed, windows and words only: %s", exc)
+        return {}
+    return {h.id: h.similarity for h in kept[:fetch]}
+
+
+def _epoch(moment: datetime) -> int:
+    return int((moment - datetime(1970, 1, 1)).total_seconds())
+
+
+def rowids_of(conn, capture_ids: list[str]) -> dict[str, int]:
+    """Capture rowids by capture id."""
+    if not capture_ids:
+        return {}
+    marks = ",".join("?" * len(capture_ids))
+    rows = conn.exec_driver_sql(
+        f"SELECT id, rowid FROM captures WHERE id IN ({marks})", tuple(capture_ids)
+    ).all()
+    return {r[0]: r[1] for r in rows}
+
+
+def turn_hits(
+    services: Services,
+    capture_ids: list[str],
+    match: str | None,
+    *,
+    after: datetime | None = None,
+    chats: Sequence[str] | None = None,
+    limit: int = LEXICAL_FETCH,
+) -> list[TurnHit]:
+    """These turns, and the `limit` best by BM25 for `match` sent after `after`, unscored."""
+    with services.db.session() as session:
+        conn = session.connection()
+        ids = set(rowids_of(conn, capture_ids).values())
+        if match:
+            window = TimeWindow("after", after, None) if after else None
+            ids |= set(_lexical(conn, match.only("text"), window, chats, limit))
+        rows = _details(conn, sorted(ids)) if ids else []
+    return [_hit(r) for r in rows]
+
+
+def _hit(row: dict[str, Any], **scores: Any) -> TurnHit:
+    """A candidate's details as a TurnHit (unscored unless `scores` says otherwise)."""
+    vector = row["vector"]
+    return TurnHit(
+        rowid=row["rowid"],
+        capture_id=row["id"],
+        chunk_id=row["chunk_id"],
+        surface=row["surface"],
+        chat_id=row["chat_id"],
+        message_id=row["message_id"],
+        speaker=row["speaker"],
+        text=row["text"],
+        sent_at=row["sent_at"],
+        score=scores.pop("score", 0.0),
+        asks=bool(row["asks"]),
+        context_rowid=row["context_rowid"],
+        dates=row["dates"],
+        vector=blob_vector(vector) if isinstance(vector, bytes) else vector,
+        **scores,
+    )
+
+
+def _inside(window: TimeWindow, sent_at: datetime, dates: list[dict[str, str]]) -> bool:
+    """Sent inside the period, or naming a date inside it ("last Friday" said on Monday)."""
+    if window.contains(sent_at):
+        return True
+    for d in dates:
+        start, end = datetime.fromisoformat(d["start"]), datetime.fromisoformat(d["end"])
+        if (window.end is None or start < window.end) and (
+            window.start is None or end > window.start
+        ):
+            return True
+    return False
+
+
+def _scope_sql(alias: str, chats: Sequence[str] | None) -> tuple[str, list]:
+    if chats is None:
+        return "", []
+    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats))})", list(chats)
+
+
+def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:
+    if not chunk_rowids:
+        return set()
+    marks = ",".join("?" * len(chunk_rowids))
+    rows = conn.exec_driver_sql(
+        f"SELECT capture_rowid FROM chunk_captures WHERE chunk_rowid IN ({marks})",
+        tuple(chunk_rowids),
+    ).all()
+    return {r[0] for r in rows}
+
+
+def _lexical(
+    conn, match: Match, window: TimeWindow | None, chats, limit: int = LEXICAL_FETCH
+) -> dict[int, float]:
+    """The best single messages by BM25 over their text and speaker: {rowid: raw bm25}."""
+    bounds, params = window_bounds(window, "c.sent_at", "c.sent_at")
+    scope, extra = _scope_sql("c", chats)
+    rows = fulltext.matching(
+        conn, "captures", match, select="c.rowid", alias="c",
+        where=f"length(c.text) <= {TURN_CHARS}{bounds}{scope}", params=[*params, *extra],
+        limit=limit,
+    )  # fmt: skip
+    return {r[0]: r[1] for r in rows}
+
+
+def _dated(conn, window: TimeWindow, chats) -> set[int]:
+    """Messages naming a date inside the period, wherever they were sent."""
+    sql = (
+        "SELECT d.capture_rowid FROM turn_dates d JOIN captures c ON c.rowid = d.capture_rowid "
+        "WHERE 1 = 1"
+    )
+    params: list[Any] = []
+    if window.end is not None:
+        sql += " AND d.start < ?"
+        params.append(db_time(window.end))
+    if window.start is not None:
+        sql += ' AND d."end" > ?'
+        params.append(db_time(window.start))
+    scope, extra = _scope_sql("c", chats)
+    sql += scope + f" LIMIT {DATED_FETCH}"
+    return {r[0] for r in conn.exec_driver_sql(sql, tuple(params + extra)).all()}
+
+
+_DETAILS = (
+    "rowid", "id", "surface", "chat_id", "message_id", "sender", "role", "text", "sent_at",
+    "vector", "asks", "dates", "context_rowid", "chunk_id", "keys",
+)  # fmt: skip
+
+
+def _details(conn, rowids: list[int]) -> list[dict[str, Any]]:
+    marks = ",".join("?" * len(rowids))
+    rows = conn.exec_driver_sql(
+        "SELECT c.rowid, c.id, c.surface, c.chat_id, c.message_id, c.sender, c.role, c.text, "
+        "c.sent_at, k.vector, k.asks, k.dates, k.context_rowid, ch.id, k.keys "
+        "FROM captures c LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
+        "LEFT JOIN chunks ch ON ch.rowid = COALESCE(k.chunk_rowid, "
+        "(SELECT chunk_rowid FROM chunk_captures WHERE capture_rowid = c.rowid LIMIT 1)) "
+        f"WHERE c.rowid IN ({marks}) AND length(c.text) <= {TURN_CHARS}",
+        tuple(rowids),
+    ).all()
+    out = []
+    for r in rows:
+        row = dict(zip(_DETAILS, r, strict=True))
+        if not (row["text"] or "").strip():
+            continue
+        row["speaker"] = row.pop("sender") or row.pop("role")
+        row["sent_at"] = from_db_time(row["sent_at"])
+        row["dates"] = json.loads(row["dates"]) if row["dates"] else []
+        out.append(row)
+    return out

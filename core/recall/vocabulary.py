@@ -1,0 +1,118 @@
+"""The archive's vocabulary: how many messages hold each word, for BM25 of a few candidates.
+
+Asking FTS5 for the BM25 of given rows makes it score every row that matches, which costs in
+proportion to the archive. The few candidates a question has are scored here instead
+(lexical.bm25) from the document frequencies of fts5vocab, looked up once per recall.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from core.recall.lexical import bm25, query_terms, terms
+from core.storage.fulltext import Match
+
+if TYPE_CHECKING:
+    from core.recall.turn_search import TurnHit
+    from core.services import Services
+
+Term = tuple[str, bool]  # (term, is a prefix)
+
+
+class Vocabulary:
+    """Document frequencies of the words one recall meets (cached for its duration)."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.documents: dict[Term, int] = {}
+        self.total = 0
+        self.said: dict[int, float] = {}  # information of texts already read, by rowid
+
+    def _lookup(self, wanted: list[Term]) -> None:
+        missing = [q for q in wanted if q not in self.documents]
+        if not missing and self.total:
+            return
+        with self.services.db.session() as session:
+            conn = session.connection()
+            if not self.total:
+                self.total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar() or 1
+            exact = [term for term, prefix in missing if not prefix]
+            if exact:
+                marks = ",".join("?" * len(exact))
+                found = dict(
+                    conn.exec_driver_sql(
+                        f"SELECT term, doc FROM captures_vocab WHERE term IN ({marks})",
+                        tuple(exact),
+                    ).all()
+                )
+                self.documents.update({(t, False): int(found.get(t, 0)) for t in exact})
+            for term, prefix in missing:
+                if prefix:  # every word starting so: a range of the vocabulary
+                    upper = term[:-1] + chr(ord(term[-1]) + 1)
+                    count = conn.exec_driver_sql(
+                        "SELECT sum(doc) FROM captures_vocab WHERE term >= ? AND term < ?",
+                        (term, upper),
+                    ).scalar()
+                    self.documents[(term, True)] = int(count or 0)
+
+    def scores(self, query: str, texts: dict[int, str]) -> dict[int, float]:
+        """BM25 (negative, as SQLite gives it) of these texts for the query's words."""
+        wanted = query_terms(query)
+        if not wanted or not texts:
+            return {}
+        self._lookup(wanted)
+        return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
+
+    def rarest(self, text: str, keep: int) -> Match | None:
+        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
+        searching every word of a message matches most of the archive."""
+        wanted = query_terms(text)
+        if not wanted:
+            return None
+        self._lookup(wanted)
+        rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
+        return Match(rare) if rare else None
+
+    def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
+        """How much each text says, in rare words, up to `enough`: the sum of its words' inverse
+        document frequencies over that of a word used once in the archive ("haha yes exactly"
+        and "noted" are about 1, "Inscrite à la salle Fitness Park Part-Dieu, badge 55102" about
+        7). Words everyone uses say little; the scale does not depend on the archive's size.
+        A text of `enough` * 2 words or more is taken as saying enough unread (the counts of
+        common words are what cost), and so is one twice as long before stopwords go."""
+        said = {rowid: self.said[rowid] for rowid in texts if rowid in self.said}
+        words = {}
+        for rowid, text in texts.items():
+            if rowid in said:
+                continue
+            if len(text.split()) >= enough * 4:
+                said[rowid] = enough
+                continue
+            found = terms(text)
+            if len(found) >= enough * 2:
+                said[rowid] = enough
+            else:
+                words[rowid] = found
+        self._lookup(list({(w, False) for ws in words.values() for w in ws}))
+        unit = math.log(self.total + 1)  # a word used once in the archive
+
+        def idf(word: str) -> float:
+            return math.log((self.total + 1) / max(1, self.documents.get((word, False), 0)))
+
+        said.update({rowid: min(enough, sum(map(idf, ws)) / unit) for rowid, ws in words.items()})
+        self.said.update(said)
+        return said
+
+    def shared(self, anchor: TurnHit, turns: list[TurnHit]) -> dict[int, float]:
+        """How much of the anchor's distinctive wording each turn shares: its BM25 for the
+        anchor's words over the anchor's own (1 = as strong a match as the anchor itself). BM25
+        weighs a rare name above a word everyone uses; the ratio does not depend on the size of
+        the archive."""
+        texts = {t.rowid: t.text for t in turns}
+        texts[anchor.rowid] = anchor.text
+        raw = self.scores(anchor.text, texts)
+        own = raw.pop(anchor.rowid, None)
+        if not own:
+            return {}
+        return {rowid: min(1.0, score / own) for rowid, score in raw.items()}

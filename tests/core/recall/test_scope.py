@@ -1,0 +1,114 @@
+"""Archive recall is scoped to the chats a user takes part in and what they imported; the
+operator recalls everything."""
+
+import json
+from datetime import datetime
+
+import pytest
+
+from core.archive.records import CaptureIn
+from core.config import load_settings
+from core.importers.runner import import_paths
+from core.recall.pack import build_pack
+from core.recall.scope import visible_chats
+from core.services import Services
+from tests.core.memory.helpers import FixedClock
+
+OPERATOR, GUEST, LEA = "111", "222", "333"
+
+
+@pytest.fixture
+def shared(home, embedder, monkeypatch):
+    """Two allowlisted users on one Elora: the operator (first id) and a guest."""
+    monkeypatch.setenv("ELORA_TELEGRAM_ALLOWED_USERS", f"{OPERATOR},{GUEST}")
+    svc = Services(load_settings(), embedder=embedder, clock=FixedClock())
+    day = datetime(2024, 6, 1, 10, 0)
+
+    def say(chat, user, sender, message_id, text):
+        return CaptureIn(
+            surface="telegram", chat_id=chat, message_id=message_id, text=text, sent_at=day,
+            user_id=user, sender=sender,
+        )  # fmt: skip
+
+    svc.archive.store_batch(
+        [
+            say("900", OPERATOR, "Camille", "1", "Le code de mon coffre à la banque est 4242"),
+            say("901", GUEST, "Hugo", "1", "Le code de mon casier au bureau est 1357"),
+            say("903", GUEST, "Hugo", "1", "Le code du local vélo de l'immeuble est 8080"),
+            say("903", LEA, "Léa", "2", "Merci, je le note pour le local vélo"),
+        ]
+    )
+    svc.archive.index_pending()
+    yield svc
+    svc.close()
+
+
+def _chats(pack) -> set[str]:
+    return {i["chat_id"] for i in pack.items() if i["source_type"] == "archive"}
+
+
+def test_a_guest_recalls_only_the_chats_they_take_part_in(shared):
+    assert visible_chats(shared, GUEST) == ["901", "903"]
+
+    pack = build_pack(shared, "C'est quoi le code de mon coffre ?", user_id=GUEST, chat_id="901")
+
+    assert "900" not in _chats(pack)  # the operator's private chat never reaches the guest
+    assert "4242" not in json.dumps(pack.to_json(), ensure_ascii=False)
+
+
+def test_a_guest_recalls_a_chat_they_take_part_in(shared):
+    pack = build_pack(shared, "C'est quoi le code du local vélo ?", user_id=GUEST, chat_id="901")
+
+    assert "903" in _chats(pack)
+
+
+@pytest.mark.parametrize("user_id", [OPERATOR, None, "operator"])
+def test_the_operator_recalls_every_chat(shared, user_id):
+    pack = build_pack(shared, "C'est quoi le code de mon coffre ?", user_id=user_id)
+
+    assert "900" in _chats(pack)
+
+
+def test_someone_else_sees_nothing_of_the_archive(shared):
+    assert visible_chats(shared, "999") == []
+
+    pack = build_pack(shared, "C'est quoi le code du local vélo ?", user_id="999")
+
+    assert _chats(pack) == set()
+
+
+def test_a_chat_a_user_imported_is_theirs(shared, tmp_path):
+    export = {
+        "name": "Notes de Hugo", "type": "personal_chat", "id": 904,
+        "messages": [{
+            "id": 1, "type": "message", "date": "2024-05-01T10:00:00", "from": "Paul",
+            "from_id": "user444", "text": "Le code wifi du chalet est MontBlanc74",
+        }],
+    }  # fmt: skip
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+
+    import_paths(shared, [path], imported_by=GUEST)
+
+    assert "904" in visible_chats(shared, GUEST)
+    pack = build_pack(shared, "C'est quoi le code wifi du chalet ?", user_id=GUEST)
+    assert "904" in _chats(pack)
+
+
+def test_an_entry_learned_from_a_chat_the_guest_cannot_recall_stays_out(shared):
+    from core.memory.api import save_memory
+    from tests.core.memory.helpers import entry
+
+    source = {"surface": "telegram", "chat_id": "900", "message_id": "1", "date": "2024-06-01"}
+    save_memory(
+        shared,
+        entry(
+            "fact.coffre", "Le code du coffre à la banque est 4242", importance=4, sources=[source]
+        ),
+    )
+
+    guest = build_pack(shared, "C'est quoi le code du coffre ?", user_id=GUEST)
+    operator = build_pack(shared, "C'est quoi le code du coffre ?", user_id=OPERATOR)
+
+    assert "fact.coffre" not in guest.item_ids()
+    assert "fact.coffre" in operator.item_ids()
