@@ -218,7 +218,7 @@ def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple
     bounds, params = window_bounds(window, "first_at", "first_at")
     sql = "FROM chunks WHERE 1 = 1" + bounds
     if chats is not None:
-        sql += f" AND chat_id IN ({','.join('?' * len(chats))})"
+        sql += f" AND chat_id IN ({','.join('?' * len(chats)) or 'NULL'})"
         params.extend(chats)
     return sql, params
 

@@ -361,7 +361,7 @@ def _inside(window: TimeWindow, sent_at: datetime, dates: list[dict[str, str]]) 
 def _scope_sql(alias: str, chats: Sequence[str] | None) -> tuple[str, list]:
     if chats is None:
         return "", []
-    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats))})", list(chats)
+    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats)) or 'NULL'})", list(chats)
 
 
 def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:

@@ -152,7 +152,9 @@ def _named(where: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
 def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
     """`(:name0, :name1, …)` and its parameters, for `column IN …` in raw SQL."""
     names = [f"{name}{i}" for i in range(len(values))]
-    return "(" + ", ".join(f":{n}" for n in names) + ")", dict(zip(names, values, strict=True))
+    # No values: (NULL), which nothing is IN (PostgreSQL refuses an empty list).
+    listed = ", ".join(f":{n}" for n in names) or "NULL"
+    return f"({listed})", dict(zip(names, values, strict=True))
 
 
 # -- PostgreSQL --------------------------------------------------------------------------

@@ -40,8 +40,9 @@ from core.storage.db import Database, from_db_time
 log = logging.getLogger(__name__)
 
 BATCH = 2000
-# Bookkeeping each database keeps for itself, and SQLite's FTS5 tables (filled by triggers).
-SKIPPED = {"schema_migrations"}
+# Bookkeeping each database keeps for itself, SQLite's FTS5 tables (filled by triggers) and the
+# words' document counts (SQLite's fts5vocab view, a trigger's table on PostgreSQL).
+SKIPPED = {"schema_migrations", "captures_vocab"}
 _FTS_SUFFIXES = ("_fts", "_fts_data", "_fts_idx", "_fts_docsize", "_fts_config", "_fts_content")
 
 

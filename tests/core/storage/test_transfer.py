@@ -72,8 +72,8 @@ def _populate(svc: Services, llm) -> None:
     )  # fmt: skip
     asyncio.run(svc.assistant.drain())
     assert reply.status == "answered" and reply.trace_id
-    svc.surfaces.remember_reply("telegram", "42", "5001", reply.trace_id)
-    svc.surfaces.set_private("telegram", "43", True)
+    svc.chats.remember_reply("telegram", "42", "5001", reply.trace_id)
+    svc.chats.set_private("telegram", "43", True)
     svc.session_memory.save("8", "42", "doc:plan", "Plan du déménagement : cartons samedi")
     svc.profile.record("recall", "up")
     bury(svc, ["Une phrase oubliée pour toujours"])
@@ -95,7 +95,8 @@ def _rows(db: Database, table: str) -> list[tuple]:
     """Every row of a table, as comparable text, in a stable order."""
     with db.engine.connect() as conn:
         columns = [c["name"] for c in inspect(conn).get_columns(table) if c["name"] != "search"]
-        rows = run(conn, f"SELECT {', '.join(columns)} FROM {table}").all()
+        quoted = ", ".join(f'"{c}"' for c in columns)  # turn_dates has an "end"
+        rows = run(conn, f"SELECT {quoted} FROM {table}").all()
     return sorted(tuple(_plain(v) for v in row) for row in rows)
 
 
