@@ -103,7 +103,9 @@ def pg_server():
     if not TEST_DATABASE_URL:
         pytest.skip("needs ELORA_TEST_DATABASE_URL (a URL, or 'auto')")
     if TEST_DATABASE_URL != "auto":
-        yield TestSchemas(TEST_DATABASE_URL)
+        schemas = TestSchemas(TEST_DATABASE_URL)
+        yield schemas
+        schemas.close()
         return
     cluster = PostgresCluster()
     try:
@@ -113,7 +115,9 @@ def pg_server():
         pytest.fail(f"could not start PostgreSQL: {exc}\n{cluster.log_tail()}")
     os.environ["ELORA_TEST_PG_DATA"] = str(cluster.data)  # forget tests read its files
     try:
-        yield TestSchemas(cluster.url())
+        schemas = TestSchemas(cluster.url())
+        yield schemas
+        schemas.close()
     finally:
         cluster.stop()
         os.environ.pop("ELORA_TEST_PG_DATA", None)
@@ -128,6 +132,14 @@ def pg_url(pg_server):
 
 
 @pytest.fixture
+def pg_home_url(pg_server):
+    """A fresh PostgreSQL database with the schema already migrated; dropped after the test."""
+    url = pg_server.home()
+    yield url
+    pg_server.drop_home(url)
+
+
+@pytest.fixture
 def home(tmp_path, monkeypatch, request):
     """A fresh ELORA_HOME; also the working directory, so no stray .env or elora.toml is read."""
     home = tmp_path / "home"
@@ -136,9 +148,11 @@ def home(tmp_path, monkeypatch, request):
     chroma_url = os.environ.get("ELORA_TEST_CHROMA_URL")
     if chroma_url:  # CI runs the storage tests once more against a `chroma run` server
         monkeypatch.setenv("ELORA_CHROMA_URL", chroma_url)
-        monkeypatch.setenv("ELORA_CHROMA_PREFIX", f"t{uuid.uuid4().hex[:10]}-")
+        # CI tells the PostgreSQL rerun's collections from the others' by their first letters.
+        tag = os.environ.get("ELORA_TEST_CHROMA_TAG", "t")
+        monkeypatch.setenv("ELORA_CHROMA_PREFIX", f"{tag}{uuid.uuid4().hex[:10]}-")
     if TEST_DATABASE_URL:  # ... and the database suites against a PostgreSQL server
-        monkeypatch.setenv("ELORA_DATABASE_URL", request.getfixturevalue("pg_url"))
+        monkeypatch.setenv("ELORA_DATABASE_URL", request.getfixturevalue("pg_home_url"))
     return home
 
 

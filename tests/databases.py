@@ -54,8 +54,9 @@ def locked(services) -> Iterator[None]:
 
 
 def search(services, index: str, words: list[str], every: bool = False) -> list[tuple]:
-    """Rows (text, rank) of a full-text index ("captures", "chunks", "entries") matching words."""
-    column = "t.canonical_text" if index == "entries" else "t.text"
+    """Rows (text, rank) of a full-text index ("captures", "chunks", "entries", "turn_keys")
+    matching words."""
+    column = {"entries": "t.canonical_text", "turn_keys": "t.keys"}.get(index, "t.text")
     match = fulltext.Match([(w, False) for w in words], every=every)
     with services.db.session() as session:
         return fulltext.matching(session.connection(), index, match, select=column, alias="t")

@@ -11,7 +11,11 @@ test cluster never outlives a crash.
 
 Every test gets a fresh schema: its URL sets `search_path` to that schema, so the code under
 test creates its tables, text search configurations and indexes there through the same
-migrations a real server gets, and dropping the schema removes all of it.
+migrations a real server gets, and dropping the schema removes all of it. A test's home (the
+`home` fixture) gets a database of its own instead, copied from one this process migrated
+once (CREATE DATABASE … TEMPLATE): migrating every home again cost most of the suites' time.
+With ELORA_TEST_KEEP_SCHEMAS set, the rows a home held are added up in `elora_test_rows` of
+the server's database before it is dropped, so that CI can check what the suites wrote.
 """
 
 from __future__ import annotations
@@ -159,6 +163,7 @@ class TestSchemas:
 
     def __init__(self, server_url: str):
         self.server_url = server_url
+        self._template: str | None = None
 
     def _admin(self, sql: str) -> None:
         from sqlalchemy import create_engine
@@ -185,6 +190,65 @@ class TestSchemas:
         query = dict(p.split("=", 1) for p in urlsplit(url).query.split("&") if "=" in p)
         schema = unquote(query["options"]).split("=", 1)[1].split(",", 1)[0]
         self._admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+    def _database_url(self, name: str) -> str:
+        parts = urlsplit(self.server_url)
+        return urlunsplit(parts._replace(path=f"/{name}"))
+
+    def home(self) -> str:
+        """A new database with every migration applied (a copy of this process's template);
+        the URL that works in it."""
+        if self._template is None:
+            from core.storage.db import Database
+
+            template = f"template_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+            self._admin(f"CREATE DATABASE {template}")
+            db = Database(self._database_url(template))
+            try:
+                with db.session():
+                    pass  # opening it migrates it
+            finally:
+                db.close()  # a template must have no connection while it is copied
+            self._template = template
+        name = f"h{uuid.uuid4().hex[:12]}"
+        self._admin(f"CREATE DATABASE {name} TEMPLATE {self._template}")
+        return self._database_url(name)
+
+    def drop_home(self, url: str) -> None:
+        """Drop a home's database (its rows tallied first under ELORA_TEST_KEEP_SCHEMAS)."""
+        name = urlsplit(url).path.lstrip("/")
+        if os.environ.get("ELORA_TEST_KEEP_SCHEMAS"):
+            self._tally(url, name)
+        self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def _tally(self, url: str, name: str) -> None:
+        from sqlalchemy import create_engine
+
+        engine = create_engine(url)
+        try:
+            with engine.connect() as conn:
+                rows = {
+                    table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one()
+                    for table in TALLIED
+                }
+        finally:
+            engine.dispose()
+        values = ", ".join(f"('{name}', '{table}', {n})" for table, n in rows.items())
+        self._admin(
+            "CREATE TABLE IF NOT EXISTS public.elora_test_rows (home TEXT, tbl TEXT, n BIGINT)"
+        )
+        self._admin(f"INSERT INTO public.elora_test_rows VALUES {values}")
+
+    def close(self) -> None:
+        """Drop this process's template database."""
+        if self._template is not None:
+            self._admin(f"DROP DATABASE IF EXISTS {self._template} WITH (FORCE)")
+            self._template = None
+
+
+# Tables whose rows CI adds up (what the database suites must have written to the server).
+TALLIED = ("captures", "chunks", "memory_entries", "traces", "updates", "turn_keys")
 
 
 def main(argv: list[str] | None = None) -> None:

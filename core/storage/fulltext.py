@@ -331,7 +331,10 @@ def create_postgres_vocabulary(conn: Connection) -> None:
         f"ALTER TEXT SEARCH CONFIGURATION elora_words ADD MAPPING FOR {_VOCABULARY_TOKENS} "
         "WITH unaccent, simple"
     )
-    conn.exec_driver_sql("CREATE TABLE captures_vocab (term TEXT PRIMARY KEY, doc BIGINT NOT NULL)")
+    # Byte order (COLLATE "C"), as SQLite compares: recall counts a prefix's words as a range.
+    conn.exec_driver_sql(
+        'CREATE TABLE captures_vocab (term TEXT COLLATE "C" PRIMARY KEY, doc BIGINT NOT NULL)'
+    )
     conn.exec_driver_sql(
         f"""
 CREATE FUNCTION captures_vocab_count() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -54,3 +54,34 @@ def test_rarer_words_rank_higher_like_bm25(services):
 
     assert ranked[0] == "Réunion avec le notaire pour la maison"
     assert len(ranked) == 7
+
+
+def test_the_archive_vocabulary_counts_messages_per_word_as_they_come_and_go(services):
+    """Word rarity (recall's Vocabulary): fts5vocab on SQLite, a trigger's table on
+    PostgreSQL; folded like the index, a prefix counted over its words."""
+    from core.memory.forget import forget_matching
+    from core.recall.vocabulary import Vocabulary
+
+    _capture(services, "Le déménagement à Lyon, quel déménagement !", "1")
+    _capture(services, "Déménager encore ? Lyon me plaît", "2")
+    _capture(services, "Rien à voir", "3")
+
+    def documents(*terms: tuple[str, bool]) -> dict:
+        vocabulary = Vocabulary(services)
+        vocabulary._lookup(list(terms))
+        return {term: vocabulary.documents[term] for term in terms}
+
+    counts = documents(
+        ("lyon", False), ("demenagement", False), ("demenag", True), ("camille", False)
+    )
+    # Once per message however often it says it; the sender's name is a word of each message.
+    assert counts == {
+        ("lyon", False): 2, ("demenagement", False): 1, ("demenag", True): 2,
+        ("camille", False): 3,
+    }  # fmt: skip
+
+    forget_matching(services, "Lyon me plaît")
+
+    after = documents(("lyon", False), ("demenag", True), ("camille", False), ("voir", False))
+    assert after == {("lyon", False): 1, ("demenag", True): 1, ("camille", False): 2,
+                     ("voir", False): 1}  # fmt: skip
