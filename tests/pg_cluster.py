@@ -191,7 +191,6 @@ class TestSchemas:
         schema = unquote(query["options"]).split("=", 1)[1].split(",", 1)[0]
         self._admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
-
     def _database_url(self, name: str) -> str:
         parts = urlsplit(self.server_url)
         return urlunsplit(parts._replace(path=f"/{name}"))

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 # its earlier row versions may, until rewritten.)
 TEXT_TABLES = ["captures", "chunks", "memory_entries", "entry_links", "proposals",
                "session_chunks", "threads", "traces", "updates", "turn_keys", "entry_versions",
-               "undo_actions"]  # fmt: skip
+               "undo_actions", "captures_vocab"]  # fmt: skip
 
 
 @dataclass(frozen=True)

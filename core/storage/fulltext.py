@@ -188,7 +188,9 @@ def _postgres_rank(
     terms = []
     for i, (sql, values) in enumerate(parts):
         frequency = _STATS.frequency(conn, spec.table, rows, sql, values)
-        idf = math.log((rows - frequency + 0.5) / (frequency + 0.5)) if rows else 0.0
+        # The row count may be an estimate or a cached figure below a fresh term count.
+        total = max(rows, frequency)
+        idf = math.log((total - frequency + 0.5) / (frequency + 0.5)) if total else 0.0
         params[f"ft_idf{i}"] = idf if idf > 0 else 1e-6  # FTS5's floor for very common words
         terms.append(f"CASE WHEN {alias}.search @@ {sql} THEN :ft_idf{i} ELSE 0 END")
     params["ft_mean"] = max(mean_length, 1.0)
@@ -342,6 +344,9 @@ BEGIN
     IF TG_OP IN ('DELETE', 'UPDATE') THEN
         UPDATE captures_vocab v SET doc = v.doc - 1
         FROM ({_WORDS_OF.format(row="OLD")} ORDER BY 1) w WHERE v.term = w.lexeme;
+        -- A word no message holds any more leaves (a forgotten word must not stay here).
+        DELETE FROM captures_vocab v USING ({_WORDS_OF.format(row="OLD")}) w
+        WHERE v.term = w.lexeme AND v.doc <= 0;
     END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
         INSERT INTO captures_vocab (term, doc)

@@ -167,9 +167,30 @@ def try_session_lock(conn: Connection, purpose: int) -> bool:
     return bool(row and row[0])
 
 
-def vacuum(engine: Engine, tables: list[str]) -> None:
+def vacuum(engine: Engine, tables: list[str], wait_seconds: float = 10.0) -> None:
     """VACUUM tables after forgetting, so the erased rows' old versions leave the data files
-    (a plain VACUUM makes their space reusable; FULL rewrites each table without them)."""
+    (a plain VACUUM makes their space reusable; FULL rewrites each table without them).
+
+    VACUUM FULL still copies a deleted row that a transaction begun before the delete could
+    see (another worker's read, the indexer): it first waits, up to `wait_seconds`, until no
+    session of this database holds a snapshot older than the forget."""
+    import time
+
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        horizon = conn.exec_driver_sql("SELECT txid_current()").scalar_one()
+        deadline = time.monotonic() + wait_seconds
+        while time.monotonic() < deadline:
+            older = conn.exec_driver_sql(
+                # A snapshot, or a transaction that began writing, before the horizon.
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND ("
+                "txid_current() - age(backend_xmin) < %s OR txid_current() - age(backend_xid) < %s)",
+                (horizon, horizon),
+            ).scalar_one()
+            if not older:
+                break
+            time.sleep(0.05)
+        else:
+            log.warning("forget: a long transaction may keep erased rows until the next VACUUM")
         for table in tables:
             conn.exec_driver_sql(f"VACUUM (FULL) {table}")
