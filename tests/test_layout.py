@@ -46,7 +46,7 @@ OWNERS: dict[str, set[str]] = {
     "core/storage/dialect.py": set(),  # INSERT … ON CONFLICT, spelled per dialect
     # PostgreSQL (issue 16): the engine's locks and VACUUM; full-text search on both databases
     # (FTS5 MATCH or tsvector @@, the same BM25) for the owners that search their tables.
-    "core/storage/postgres.py": set(),
+    "core/storage/postgres.py": {"pg_stat_activity"},
     "core/storage/fulltext.py": {
         "captures",
         "chunks",
