@@ -34,6 +34,7 @@ from bot.handlers import (
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
 from core import app as elora
+from core.app import workers
 from core.offload import run_blocking
 
 log = logging.getLogger(__name__)
@@ -101,18 +102,31 @@ async def _post_shutdown(app: Application) -> None:
 def build_application(
     services, *, request=None, get_updates_request=None, scheduler: bool = True
 ) -> Application:
-    """The configured Application (base URL from ELORA_TELEGRAM_BASE_URL when set)."""
+    """The configured Application (base URL from ELORA_TELEGRAM_BASE_URL when set).
+
+    On PostgreSQL it is one of several workers: updates go through the shared queue
+    (bot/workers.py); on SQLite it handles what it receives itself."""
     settings = services.settings
     builder: ApplicationBuilder = (
         Application.builder()
         .token(settings.telegram_bot_token.get_secret_value())
         .context_types(ContextTypes(context=EloraContext))
-        .concurrent_updates(
-            OrderedPerChat(services, settings.telegram_concurrent_chats, settings.work_slots)
-        )
         .post_init(_post_init)
         .post_shutdown(_post_shutdown)
     )
+    shared = None
+    if workers.shares_updates(services):
+        from bot.workers import AnswerJournal, SharedProcessor, SharedUpdates
+
+        queue = workers.update_queue(services)
+        shared = SharedUpdates(queue, settings.telegram_concurrent_chats)
+        processor = SharedProcessor(services, shared, settings.work_slots)
+        builder = builder.update_queue(shared).concurrent_updates(processor)
+        request = AnswerJournal(queue, request)
+    else:
+        builder = builder.concurrent_updates(
+            OrderedPerChat(services, settings.telegram_concurrent_chats, settings.work_slots)
+        )
     if settings.telegram_base_url:
         base = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
@@ -121,6 +135,8 @@ def build_application(
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     app = builder.build()
+    if shared is not None:
+        shared.bot = app.bot
     app.bot_data["services"] = services
     app.bot_data["scheduler_enabled"] = scheduler
     register(app)
@@ -128,9 +144,17 @@ def build_application(
 
 
 def run(services) -> None:
-    """Long polling by default; a webhook when ELORA_TELEGRAM_WEBHOOK_URL is set."""
+    """Long polling by default; a webhook when ELORA_TELEGRAM_WEBHOOK_URL is set. On
+    PostgreSQL, one worker among several (bot/workers.py: only the elected one polls)."""
     app = build_application(services)
     settings = services.settings
+    if workers.shares_updates(services):
+        import asyncio
+
+        from bot.workers import serve
+
+        asyncio.run(serve(app, services))
+        return
     if settings.telegram_webhook_url:
         app.run_webhook(
             listen="0.0.0.0",

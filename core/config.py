@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     chroma_prefix: str = Field("", pattern=r"^[a-zA-Z0-9._-]*$")
     # How long a write waits for another process's transaction before the capture is spooled.
     db_busy_timeout_ms: int = Field(15000, ge=0)
+    # Several `elora bot` workers on PostgreSQL: how long a worker's claim on a chat's update
+    # lasts without renewal (a killed worker's chat is taken over after this).
+    worker_lease_seconds: float = Field(60.0, ge=0.5, le=3600)
 
     # Embeddings: "local" is the bundled multilingual-e5-small; anything else is a LiteLLM
     # embedding model string such as "openai/text-embedding-3-small" or "ollama/nomic-embed-text".
@@ -154,8 +157,11 @@ class Settings(BaseSettings):
     def _check_database_url(cls, value: str | None) -> str | None:
         if value is None or value == "":
             return None
-        if not value.startswith("sqlite"):
-            raise ValueError("only sqlite:/// URLs are supported (FTS5 is SQLite's)")
+        scheme = value.split("://", 1)[0] if "://" in value else ""
+        if scheme in ("postgresql", "postgres"):  # psycopg 3 is the driver Elora ships with
+            return "postgresql+psycopg://" + value.split("://", 1)[1]
+        if scheme not in ("sqlite", "postgresql+psycopg"):
+            raise ValueError("must be a sqlite:/// or a postgresql+psycopg:// URL")
         return value
 
     @field_validator("chroma_url")
@@ -213,7 +219,9 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Secret values that must never reach logs, traces or exports."""
         values = [self.telegram_bot_token, self.llm_api_key, self.mcp_token]
-        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        found = [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+        password = urlparse(self.database_url).password if self.database_url else None
+        return [*found, unquote(password)] if password else found
 
     @property
     def resolved_database_url(self) -> str:

@@ -101,7 +101,6 @@ def _activity(services, report: Report) -> None:
 
 
 def _database(services, report: Report) -> Check:
-    settings = services.settings
     try:
         counts = services.archive.counts()
         counts["entries"] = services.memory.count()
@@ -115,7 +114,7 @@ def _database(services, report: Report) -> Check:
         )
     except EloraError as exc:
         return Check("database", False, str(exc))
-    return Check("database", True, f"{settings.resolved_database_url} (schema v{version})")
+    return Check("database", True, f"{services.db.safe_url} (schema v{version})")
 
 
 def _spool(services, report: Report) -> Check:

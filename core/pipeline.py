@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from core.archive.records import CaptureIn, CaptureResult
+from core.archive.records import CaptureIn, CaptureResult, reply_message_id
 from core.conversation import as_messages, needs_compaction
 from core.errors import (
     EloraError,
@@ -153,6 +153,13 @@ class Assistant:
         the answer: what could not be saved waits in the spool (`Reply.spooled`).
         """
         started = time.perf_counter()
+        if not request.private and request.message_id:
+            try:
+                earlier = await run_blocking(self._earlier_answer, request)
+            except StorageUnavailable:  # cannot tell: answer it (the capture will be spooled)
+                earlier = None
+            if earlier is not None:
+                return earlier
         calls_token = CALLS.set([])
         chunk_ids: list[str] = []  # this exchange's chunks, embedded after the reply
         try:
@@ -195,6 +202,17 @@ class Assistant:
             self.archive.indexer.submit(chunk_ids)
         return reply
 
+    def _earlier_answer(self, request: Request) -> Reply | None:
+        """The answer this very message already got (a worker replaying it after another died
+        sends that answer, archived and traced once, instead of asking the model again)."""
+        found = self.archive.answer_to(request.surface, request.chat_id, str(request.message_id))
+        if found is None:
+            return None
+        capture_id, text = found
+        log.info("message %s was answered before: the same answer again", request.message_id)
+        trace_id = self.traces.for_capture(capture_id)
+        return Reply(text=text, status="answered", trace_id=trace_id, capture_id=capture_id)
+
     def _remember_turn(self, request: Request, reply: Reply, answer: str) -> list[str]:
         """Archive the answer and add both turns to the persisted conversation window; return
         the answer's new chunk ids."""
@@ -232,7 +250,9 @@ class Assistant:
             text=text,
             sent_at=request.sent_at or self.clock.now(),
             user_id=request.user_id if role == "user" else None,
-            message_id=request.message_id if role == "user" else None,
+            message_id=request.message_id
+            if role == "user"
+            else (reply_message_id(request.message_id) if request.message_id else None),
             sender=request.sender if role == "user" else "Elora",
             role=role,
             operator=role == "user" and self.settings.is_operator(request.user_id),

@@ -89,6 +89,13 @@ class TraceStore:
                 session.expunge(row)
             return row
 
+    def for_capture(self, capture_id: str) -> str | None:
+        """The id of the trace of the request that began with this message, if any."""
+        with self.db.session() as session:
+            return session.exec(
+                select(Trace.id).where(Trace.capture_id == capture_id).order_by(Trace.created_at)
+            ).first()
+
     def recent(self, limit: int = 50, chat_id: str | None = None) -> list[Trace]:
         """The latest traces, newest first."""
         stmt = select(Trace).order_by(col(Trace.created_at).desc()).limit(limit)

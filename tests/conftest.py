@@ -19,8 +19,26 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 # Settings read from the developer's environment must not leak into tests.
 for _key in list(os.environ):
-    if _key.startswith("ELORA_") and _key != "ELORA_TEST_CHROMA_URL":
+    if _key.startswith("ELORA_") and not _key.startswith("ELORA_TEST_"):
         del os.environ[_key]
+
+# A PostgreSQL server for every test's home (each in its own schema): a URL such as
+# postgresql+psycopg://postgres@127.0.0.1:5432/postgres, or "auto" for a throwaway cluster.
+TEST_DATABASE_URL = os.environ.get("ELORA_TEST_DATABASE_URL", "")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Against PostgreSQL, tests of SQLite itself are skipped; without it, tests that need it."""
+    for item in items:
+        if TEST_DATABASE_URL and item.get_closest_marker("sqlite_only"):
+            item.add_marker(
+                pytest.mark.skip(reason="tests SQLite itself (ELORA_TEST_DATABASE_URL)")
+            )
+        if not TEST_DATABASE_URL and item.get_closest_marker("postgres"):
+            item.add_marker(
+                pytest.mark.skip(reason="needs ELORA_TEST_DATABASE_URL (a URL, or 'auto')")
+            )
+
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -76,8 +94,53 @@ def embedder():
     return LocalE5Embedder()
 
 
+@pytest.fixture(scope="session")
+def pg_server():
+    """The PostgreSQL server of the run (ELORA_TEST_DATABASE_URL; "auto": a throwaway cluster
+    started here and removed after the run)."""
+    from tests.pg_cluster import PostgresCluster, TestSchemas
+
+    if not TEST_DATABASE_URL:
+        pytest.skip("needs ELORA_TEST_DATABASE_URL (a URL, or 'auto')")
+    if TEST_DATABASE_URL != "auto":
+        schemas = TestSchemas(TEST_DATABASE_URL)
+        yield schemas
+        schemas.close()
+        return
+    cluster = PostgresCluster()
+    try:
+        cluster.start()
+    except RuntimeError as exc:
+        cluster.stop()
+        pytest.fail(f"could not start PostgreSQL: {exc}\n{cluster.log_tail()}")
+    os.environ["ELORA_TEST_PG_DATA"] = str(cluster.data)  # forget tests read its files
+    try:
+        schemas = TestSchemas(cluster.url())
+        yield schemas
+        schemas.close()
+    finally:
+        cluster.stop()
+        os.environ.pop("ELORA_TEST_PG_DATA", None)
+
+
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def pg_url(pg_server):
+    """A fresh, empty schema on the test PostgreSQL server; dropped after the test."""
+    url = pg_server.create()
+    yield url
+    pg_server.drop(url)
+
+
+@pytest.fixture
+def pg_home_url(pg_server):
+    """A fresh PostgreSQL database with the schema already migrated; dropped after the test."""
+    url = pg_server.home()
+    yield url
+    pg_server.drop_home(url)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch, request):
     """A fresh ELORA_HOME; also the working directory, so no stray .env or elora.toml is read."""
     home = tmp_path / "home"
     monkeypatch.setenv("ELORA_HOME", str(home))
@@ -85,7 +148,11 @@ def home(tmp_path, monkeypatch):
     chroma_url = os.environ.get("ELORA_TEST_CHROMA_URL")
     if chroma_url:  # CI runs the storage tests once more against a `chroma run` server
         monkeypatch.setenv("ELORA_CHROMA_URL", chroma_url)
-        monkeypatch.setenv("ELORA_CHROMA_PREFIX", f"t{uuid.uuid4().hex[:10]}-")
+        # CI tells the PostgreSQL rerun's collections from the others' by their first letters.
+        tag = os.environ.get("ELORA_TEST_CHROMA_TAG", "t")
+        monkeypatch.setenv("ELORA_CHROMA_PREFIX", f"{tag}{uuid.uuid4().hex[:10]}-")
+    if TEST_DATABASE_URL:  # ... and the database suites against a PostgreSQL server
+        monkeypatch.setenv("ELORA_DATABASE_URL", request.getfixturevalue("pg_home_url"))
     return home
 
 

@@ -1,7 +1,7 @@
 """A fake Telegram Bot API server on 127.0.0.1 for tests.
 
 It speaks the real HTTP API that python-telegram-bot uses (getMe, getUpdates with offsets and
-long polling, sendMessage, editMessageText, editMessageReplyMarkup, sendChatAction,
+long polling, one poller at a time, sendMessage, editMessageText, editMessageReplyMarkup, sendChatAction,
 answerCallbackQuery, setMyCommands, deleteWebhook, getFile and file downloads), records every
 call and every message it returned, and can fail a method with an HTTP status (and the error
 description Telegram would give) a given number of times.
@@ -48,6 +48,8 @@ class FakeTelegram:
         self.next_update_id = 1000
         self.next_message_id = 5000
         self.confirmed_offset = 0
+        self.poll_generation = 0  # the latest getUpdates call; an older waiting one ends (409)
+        self.conflicts = 0  # getUpdates calls ended by a newer one (two pollers, or a restart)
         self._server: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
@@ -212,22 +214,35 @@ class FakeTelegram:
                 self.cond.notify_all()
                 return status, {"ok": False, "error_code": status, "description": description}
         if method == "getUpdates":
-            return 200, {"ok": True, "result": self._get_updates(params)}
+            result = self._get_updates(params)
+            if result is None:  # Telegram serves one poller per bot: a newer call ended this one
+                return 409, {"ok": False, "error_code": 409, "description":
+                             "Conflict: terminated by other getUpdates request"}  # fmt: skip
+            return 200, {"ok": True, "result": result}
         with self.cond:
             self.calls.append((method, params))
             result = self._result(method, params)
             self.cond.notify_all()
         return 200, {"ok": True, "result": result}
 
-    def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+    def _get_updates(self, params: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The updates from the offset on (waiting a little for some); None when a newer
+        getUpdates call arrived meanwhile and ended this one, as Telegram does."""
         offset = int(params.get("offset") or 0)
         wait = min(float(params.get("timeout") or 0), MAX_POLL_WAIT)
         deadline = time.monotonic() + wait
         with self.cond:
+            self.poll_generation += 1
+            mine = self.poll_generation
+            self.cond.notify_all()
             if offset:
                 self.confirmed_offset = max(self.confirmed_offset, offset)
                 self.updates = [u for u in self.updates if u["update_id"] >= offset]
             while not self.updates and time.monotonic() < deadline:
+                if self.poll_generation != mine:
+                    self.conflicts += 1
+                    self.calls.append(("getUpdates!409", params))
+                    return None
                 self.cond.wait(deadline - time.monotonic())
             self.calls.append(("getUpdates", params))
             self.cond.notify_all()

@@ -44,6 +44,29 @@ OWNERS: dict[str, set[str]] = {
     "core/storage/db.py": set(),  # connection pragmas, BEGIN, the WAL checkpoint
     "core/storage/migrations.py": {"*"},  # the schema of every table
     "core/storage/dialect.py": set(),  # INSERT … ON CONFLICT, spelled per dialect
+    # PostgreSQL (issue 16): the engine's locks and VACUUM; full-text search on both databases
+    # (FTS5 MATCH or tsvector @@, the same BM25) for the owners that search their tables.
+    "core/storage/postgres.py": {"pg_stat_activity"},
+    "core/storage/fulltext.py": {
+        "captures",
+        "chunks",
+        "memory_entries",
+        "turn_keys",
+        "captures_vocab",
+        "captures_fts",
+        "chunks_fts",
+        "entries_fts",
+        "turn_keys_fts",
+        "pg_class",
+        "pg_extension",
+        "pg_ts_config_map",
+    },
+    # `elora migrate-store` copies every table of a home into another database.
+    "core/storage/transfer.py": {"*"},
+    # Several workers (issue 16): the shared update queue and scheduled jobs' claims.
+    "core/workers/updates.py": {"updates"},
+    "core/workers/coordination.py": set(),
+    "core/jobs/claims.py": {"job_claims"},
     "core/storage/meta.py": {"meta"},
     "core/archive/store.py": {
         "captures",
@@ -137,7 +160,11 @@ BUILDERS = {"select", "insert", "update", "delete", "text", "func", "col", "type
 SQL_MODULES = ("sqlalchemy", "sqlmodel", "core.storage.dialect")
 SQL_WORDS = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|WITH)\b", re.I)
 # A table named in SQL (written in capitals here; a name followed by "(" is a function).
-TABLE_NAMED = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE(?: IF NOT EXISTS)?)\s+(\w+)\b(?!\s*\()")
+# (Not ON CONFLICT … DO UPDATE SET, SELECT … FOR UPDATE SKIP LOCKED, a trigger's OR UPDATE OF.)
+TABLE_NAMED = re.compile(
+    r"\b(?:FROM|JOIN|INTO|(?<!DO )(?<!FOR )(?<!OR )UPDATE|TABLE(?: IF NOT EXISTS)?)\s+(\w+)\b"
+    r"(?!\s*\()"
+)
 SQL_TEXT = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE)\b")
 
 

@@ -96,6 +96,37 @@ def reindex(
     return rebuild_vectors(services, **{k: v for k, v in options.items() if v is not None})
 
 
+def migrate_store(
+    services: Services, target_url: str, rebuild: bool = False, say: Callable[[str], None] = print
+) -> Any:
+    """Copy this home's database into an empty one at `target_url` and check every table's
+    row count (core.storage.transfer); with `rebuild`, embed everything again into the
+    configured vector store from the copy. The report (TransferReport)."""
+    from core.services import Services as Home
+    from core.storage.db import Database
+    from core.storage.rebuild import rebuild_vectors
+    from core.storage.transfer import copy_database
+
+    backlog = services.spool.backlog()
+    if backlog:
+        say(f"note: {backlog} spooled capture(s) are not in the database yet: run "
+            "`elora jobs run replay-spool` first to move them too")  # fmt: skip
+    target = Database(target_url, services.settings.db_busy_timeout_ms)
+    try:
+        report = copy_database(services.db, target)
+    finally:
+        target.close()
+    if rebuild and report.verified:
+        moved = Home(services.settings.model_copy(update={"database_url": target_url}))
+        try:
+            rebuilt = rebuild_vectors(moved, say=say)
+        finally:
+            moved.close()
+        report.vectors = "rebuilt" if rebuilt.complete else "incomplete"
+        report.vector_report = rebuilt.to_json()
+    return report
+
+
 def export_mirror(services: Services, directory: Path) -> dict[str, Any]:
     """Write a private Markdown snapshot of memory (never changes the database)."""
     from core.memory.mirror import export_markdown

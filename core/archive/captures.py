@@ -269,6 +269,9 @@ def rewrite_chunk(
 
 
 def optimize_search(conn: Connection) -> None:
-    """Merge the archive's full-text segments so deleted terms leave the files (FTS5)."""
+    """Merge the archive's full-text segments so deleted terms leave the files (FTS5; on
+    PostgreSQL a forget rewrites the tables afterwards, core.memory.erase)."""
+    if conn.dialect.name != "sqlite":
+        return
     for fts in ("captures_fts", "chunks_fts"):
         conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('optimize')")

@@ -22,6 +22,12 @@ def length_problem(text: str) -> str | None:
     return f"{len(text):,} characters, over the {MAX_CAPTURE_CHARS:,}-character limit"
 
 
+def reply_message_id(message_id: str) -> str:
+    """The message id under which the answer to a message is archived (one per message: a
+    message handled twice, e.g. replayed after a worker died, keeps one archived answer)."""
+    return f"{message_id}:reply"
+
+
 @dataclass
 class CaptureIn:
     """A message or document as a surface received it; `id` is fixed before any write."""

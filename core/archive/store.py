@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable
+from datetime import UTC
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +15,9 @@ from sqlmodel import col, func, select
 from core.archive import turns
 from core.archive.captures import Captures
 from core.archive.chunking import ChunkPlan, ChunkSizes, plan_chunks, single_chunks
-from core.archive.records import CaptureIn, CaptureResult, length_problem
+from core.archive.records import CaptureIn, CaptureResult, length_problem, reply_message_id
 from core.errors import EloraError, InvalidInput, StorageUnavailable
-from core.storage.db import db_time, from_db_time
+from core.storage.db import db_time, from_db_time, run
 from core.storage.models import Capture, Chunk
 
 if TYPE_CHECKING:
@@ -28,16 +28,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# ON CONFLICT DO NOTHING (SQLite and PostgreSQL alike): a capture or chunk stored before is
+# skipped, and RETURNING then gives no row.
 _INSERT_CAPTURE = """
-INSERT OR IGNORE INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
+INSERT INTO captures (id, surface, user_id, chat_id, message_id, sender, role, kind,
     text, sent_at, captured_at, reply_to, media, provenance, consent, is_operator)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING rowid
 """
 _INSERT_CHUNK = """
-INSERT OR IGNORE INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
+INSERT INTO chunks (id, kind, surface, chat_id, text, message_ids, speakers,
     first_at, last_at, part, vector_state)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') RETURNING rowid
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT DO NOTHING RETURNING rowid
 """
+
+
+def epoch_seconds(value) -> int:
+    """A stored datetime (naive UTC) as Unix seconds, the form vector metadata keeps."""
+    return int(from_db_time(value).replace(tzinfo=UTC).timestamp())
+
+
+def _driver_sql(sql: str, dialect: str) -> str:
+    """SQL for the DBAPI cursor itself: psycopg marks parameters %s where sqlite3 says ?."""
+    return sql.replace("?", "%s") if dialect == "postgresql" else sql
 
 
 def _dumps(value) -> str:
@@ -105,22 +117,25 @@ class Archive:
     def _write(self, items: list[CaptureIn], windows: bool) -> tuple[int, list[str]]:
         """Insert captures and their chunks atomically; return the new count and chunk ids."""
         now = db_time(self.clock.now())
+        dialect = self.db.dialect
 
         def write(session) -> tuple[int, list[str]]:
             # The DBAPI cursor directly: SQLAlchemy's per-statement overhead was most of an
-            # import batch's time under the write lock. The lock is held since BEGIN IMMEDIATE.
+            # import batch's time under the write lock. The lock is held since BEGIN IMMEDIATE
+            # (PostgreSQL: since the advisory write turn).
             cur = session.connection().connection.driver_connection.cursor()
-            fresh, rowids = self._insert_captures(cur, items, now)
-            return len(fresh), self._insert_chunks(cur, self._plan(fresh, windows), rowids)
+            fresh, rowids = self._insert_captures(cur, dialect, items, now)
+            plans = self._plan(fresh, windows)
+            return len(fresh), self._insert_chunks(cur, dialect, plans, rowids)
 
         return self.db.write(write)
 
-    def _insert_captures(self, cur: sqlite3.Cursor, items, now):
+    def _insert_captures(self, cur: Any, dialect: str, items, now):
         fresh: list[CaptureIn] = []
         rowids: dict[str, int] = {}
         for c in items:
             row = cur.execute(
-                _INSERT_CAPTURE,
+                _driver_sql(_INSERT_CAPTURE, dialect),
                 (
                     c.id, c.surface, c.user_id, c.chat_id, c.message_id, c.sender, c.role,
                     c.kind, c.text, db_time(c.sent_at), now, c.reply_to,
@@ -149,11 +164,11 @@ class Archive:
                 plans.extend(single_chunks(c, s.chunk_chars, s.overlap))
         return plans
 
-    def _insert_chunks(self, cur: sqlite3.Cursor, plans: list[ChunkPlan], rowids) -> list[str]:
+    def _insert_chunks(self, cur: Any, dialect: str, plans: list[ChunkPlan], rowids) -> list[str]:
         ids = []
         for p in plans:
             row = cur.execute(
-                _INSERT_CHUNK,
+                _driver_sql(_INSERT_CHUNK, dialect),
                 (
                     p.id, p.kind, p.surface, p.chat_id, p.text, _dumps(p.message_ids),
                     _dumps(p.speakers), db_time(p.first_at), db_time(p.last_at), p.part,
@@ -163,7 +178,11 @@ class Archive:
                 continue
             ids.append(p.id)
             cur.executemany(
-                "INSERT OR IGNORE INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?)",
+                _driver_sql(
+                    "INSERT INTO chunk_captures (chunk_rowid, capture_rowid) VALUES (?, ?) "
+                    "ON CONFLICT DO NOTHING",
+                    dialect,
+                ),
                 [(row[0], rowids[cid]) for cid in p.capture_ids],
             )
         return ids
@@ -173,14 +192,11 @@ class Archive:
     def _existing_id(self, item: CaptureIn) -> str:
         """The id under which this message was archived before."""
         with self.db.session() as session:
-            row = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT id FROM captures WHERE id = ? OR (surface = ? AND chat_id = ? AND message_id = ?)",
-                    (item.id, item.surface, item.chat_id, item.message_id),
-                )
-                .first()
-            )
+            row = run(
+                session.connection(),
+                "SELECT id FROM captures WHERE id = ? OR (surface = ? AND chat_id = ? AND message_id = ?)",
+                (item.id, item.surface, item.chat_id, item.message_id),
+            ).first()
         return row[0] if row else item.id
 
     def index_pending(
@@ -213,7 +229,12 @@ class Archive:
                     ids,
                     [vectors[i] for i in ids],
                     [
-                        {"chat_id": r[2], "surface": r[3], "kind": r[4], "first_at": r[5]}
+                        {
+                            "chat_id": r[2],
+                            "surface": r[3],
+                            "kind": r[4],
+                            "first_at": epoch_seconds(r[5]),
+                        }
                         for r in rows
                         if r[0] in vectors
                     ],
@@ -228,7 +249,8 @@ class Archive:
             with self.db.session() as session:
                 conn = session.connection()
                 turns.save(conn, embedded)
-                conn.exec_driver_sql(
+                run(
+                    conn,
                     "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
                     [(r[0],) for r in rows],
                 )
@@ -253,8 +275,8 @@ class Archive:
 
     def _pending(self, chunk_ids: list[str] | None, limit: int) -> list[tuple]:
         sql = (
-            "SELECT id, text, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
-            "speakers, rowid FROM chunks WHERE vector_state = 'pending'"
+            "SELECT id, text, chat_id, surface, kind, first_at, speakers, rowid FROM chunks "
+            "WHERE vector_state = 'pending'"
         )
         params: tuple = ()
         if chunk_ids is not None:
@@ -263,23 +285,32 @@ class Archive:
             params = tuple(chunk_ids)
         sql += f" ORDER BY rowid LIMIT {int(limit)}"
         with self.db.session() as session:
-            return list(session.connection().exec_driver_sql(sql, params).all())
+            return list(run(session.connection(), sql, params).all())
 
     # -- reading ---------------------------------------------------------------------------
 
     def capture_ids_of(self, chunk_id: str) -> list[str]:
         """Ids of the captures a chunk covers."""
         with self.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    "SELECT c.id FROM captures c JOIN chunk_captures cc ON cc.capture_rowid = c.rowid "
-                    "JOIN chunks k ON k.rowid = cc.chunk_rowid WHERE k.id = ?",
-                    (chunk_id,),
-                )
-                .all()
-            )
+            rows = run(
+                session.connection(),
+                "SELECT c.id FROM captures c JOIN chunk_captures cc ON cc.capture_rowid = c.rowid "
+                "JOIN chunks k ON k.rowid = cc.chunk_rowid WHERE k.id = ?",
+                (chunk_id,),
+            ).all()
         return [r[0] for r in rows]
+
+    def answer_to(self, surface: str, chat_id: str, message_id: str) -> tuple[str, str] | None:
+        """(id of the message, the archived answer's text) when this message was answered."""
+        with self.db.session() as session:
+            row = run(
+                session.connection(),
+                "SELECT m.id, a.text FROM captures m JOIN captures a ON a.surface = m.surface "
+                "AND a.chat_id = m.chat_id AND a.message_id = ? AND a.role = 'assistant' "
+                "WHERE m.surface = ? AND m.chat_id = ? AND m.message_id = ?",
+                (reply_message_id(message_id), surface, str(chat_id), message_id),
+            ).first()
+        return (row[0], row[1]) if row else None
 
     def sources(self, capture_ids: list[str]) -> list[dict[str, Any]]:
         """Provenance of captures, oldest first: surface, chat, message id, date, speaker."""
@@ -303,7 +334,7 @@ class Archive:
         """Rows in the archive: captures, chunks, and chunks still waiting for a vector."""
         with self.db.session() as session:
             conn = session.connection()
-            one = lambda sql: conn.exec_driver_sql(sql).scalar_one()  # noqa: E731
+            one = lambda sql: run(conn, sql).scalar_one()  # noqa: E731
             return {
                 "captures": one("SELECT count(*) FROM captures"),
                 "chunks": one("SELECT count(*) FROM chunks"),
@@ -345,4 +376,4 @@ class Archive:
         with self.db.session() as session:
             conn = session.connection()
             turns.drop_vectors(conn)  # the turns' too
-            return conn.exec_driver_sql("UPDATE chunks SET vector_state = 'pending'").rowcount
+            return run(conn, "UPDATE chunks SET vector_state = 'pending'").rowcount

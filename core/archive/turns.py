@@ -221,8 +221,12 @@ def _context_of(conn, rowid, surface, chat_id, sent: datetime, reply_to, gap) ->
 def _insert_key(conn, rowid: int, chunk_rowid: int, ctx: int | None, text: str, sent) -> None:
     mentions = resolve_dates(text, sent)
     conn.exec_driver_sql(
-        "INSERT OR REPLACE INTO turn_keys (capture_rowid, chunk_rowid, context_rowid, dates, keys, "
-        "asks) VALUES (?, ?, ?, ?, ?, ?)",
+        # A new key replaces the old one whole (facts and vector too), on both databases.
+        "INSERT INTO turn_keys (capture_rowid, chunk_rowid, context_rowid, dates, keys, asks) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (capture_rowid) DO UPDATE SET "
+        "chunk_rowid = excluded.chunk_rowid, context_rowid = excluded.context_rowid, "
+        "dates = excluded.dates, keys = excluded.keys, asks = excluded.asks, facts = '[]', "
+        "vector = NULL, facts_at = NULL",
         (
             rowid,
             chunk_rowid,
@@ -234,7 +238,8 @@ def _insert_key(conn, rowid: int, chunk_rowid: int, ctx: int | None, text: str, 
     )
     if mentions:
         conn.exec_driver_sql(
-            'INSERT OR IGNORE INTO turn_dates (capture_rowid, start, "end") VALUES (?, ?, ?)',
+            'INSERT INTO turn_dates (capture_rowid, start, "end") VALUES (?, ?, ?) '
+            "ON CONFLICT DO NOTHING",
             [(rowid, db_time(_midnight(m.start)), db_time(_midnight(m.end))) for m in mentions],
         )
 
@@ -282,4 +287,5 @@ def stored_facts(conn: Connection) -> dict[int, str]:
 
 def optimize_search(conn: Connection) -> None:
     """Merge the turn keys' full-text segments so deleted terms leave the files (FTS5)."""
-    conn.exec_driver_sql("INSERT INTO turn_keys_fts(turn_keys_fts) VALUES ('optimize')")
+    if conn.dialect.name == "sqlite":  # PostgreSQL: a forget rewrites the tables afterwards
+        conn.exec_driver_sql("INSERT INTO turn_keys_fts(turn_keys_fts) VALUES ('optimize')")

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "skills",
     "jobs",
     "reindex",
+    "migrate_store",
 )
 
 

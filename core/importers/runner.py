@@ -262,8 +262,8 @@ def _record_imports(services: Services, chats: set[tuple[str, str]], imported_by
     now = db_time(services.clock.now())
     with services.db.session(write=True) as session:
         session.connection().exec_driver_sql(
-            "INSERT OR IGNORE INTO chat_imports (surface, chat_id, imported_by, imported_at) "
-            "VALUES (?, ?, ?, ?)",
+            "INSERT INTO chat_imports (surface, chat_id, imported_by, imported_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [(surface, chat_id, imported_by, now) for surface, chat_id in sorted(chats)],
         )
 

@@ -238,9 +238,12 @@ class ProposalStore:
     def candidate_values(self, origin: str, field: str) -> set[str]:
         """Every value of one candidate field among the proposals of an origin (any status):
         e.g. the keys a job already filed."""
-        stmt = select(Proposal.candidate[field].as_string()).where(Proposal.origin == origin)
+        # Read in Python: JSON is stored as text on every database (core.storage.models).
+        stmt = select(Proposal.candidate).where(Proposal.origin == origin)
         with self.db.session() as session:
-            return {value for value in session.exec(stmt).all() if value}
+            candidates = session.exec(stmt).all()
+        values = ((candidate or {}).get(field) for candidate in candidates)
+        return {str(value) for value in values if value}
 
     def open_forget(self, memory_id: str) -> str | None:
         """The id of an open proposal to forget this entry (a mirror file deleted), if any."""
@@ -255,13 +258,14 @@ class ProposalStore:
     def promotion_filed(self, key: str) -> bool:
         """Whether a promotion with this key is open, approved or rejected (a rejected one stays
         rejected: the same evidence is not re-proposed daily)."""
-        stmt = select(Proposal.id).where(
+        stmt = select(Proposal.candidate).where(
             Proposal.origin == "promotion",
             col(Proposal.status).in_(("pending", "recommended", "approved", "rejected")),
-            Proposal.candidate["promotion_key"].as_string() == key,
         )
         with self.db.session() as session:
-            return session.exec(stmt).first() is not None
+            candidates = session.exec(stmt).all()
+        # The key is read in Python: JSON is stored as text on every database (few promotions).
+        return any((candidate or {}).get("promotion_key") == key for candidate in candidates)
 
 
 # -- a forget's row edits, inside its one write transaction (core.memory.erase) -----------

@@ -15,6 +15,9 @@ from core.ids import memory_uuid
 from core.memory import versions
 from core.memory.entry_search import EntrySearch
 from core.memory.schema import IMPORTANCE_WEIGHT, EntryIn, text_key
+from core.storage import fulltext
+from core.storage.dialect import json_list_holds
+from core.storage.fulltext import Match
 from core.storage.models import EntryLink, MemoryEntry
 from core.undo.context import current_change
 
@@ -184,20 +187,14 @@ class MemoryStore(EntrySearch):
             return None
         # Every word must be there (FTS narrows the candidates); the keys decide.
         words = sorted(set(key.split()), key=len, reverse=True)[:8]
-        sql = (
-            "SELECT e.uuid FROM entries_fts JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match AND e.scope = :scope AND e.tier = :tier "
-            "AND e.status = 'active' "
-            "ORDER BY e.created_at LIMIT 50"
-        )
-        match = " AND ".join(f'"{w}"' for w in words)
+        match = Match([(w, False) for w in words], every=True)
+        where = "e.scope = :scope AND e.tier = :tier AND e.status = 'active'"
         with self.db.session() as session:
-            uuids = [
-                r[0]
-                for r in session.exec(
-                    text(sql), params={"match": match, "scope": scope, "tier": tier}
-                )
-            ]
+            rows = fulltext.matching(
+                session.connection(), "entries", match, select="e.uuid", alias="e",
+                where=where, params={"scope": scope, "tier": tier}, order="e.created_at", limit=50,
+            )  # fmt: skip
+        uuids = [r[0] for r in rows]
         rows = self.by_uuids(uuids)
         return next(
             (rows[u] for u in uuids if u in rows and text_key(rows[u].canonical_text) == key), None
@@ -214,7 +211,7 @@ class MemoryStore(EntrySearch):
         return {r.uuid: r for r in rows}
 
     @staticmethod
-    def _filtered(stmt, tier, scope, topic, status):
+    def _filtered(stmt, tier, scope, topic, status, dialect="sqlite"):
         if tier:
             stmt = stmt.where(MemoryEntry.tier == tier)
         if scope:
@@ -222,9 +219,8 @@ class MemoryStore(EntrySearch):
         if status:
             stmt = stmt.where(MemoryEntry.status == status)
         if topic:
-            stmt = stmt.where(
-                text("EXISTS (SELECT 1 FROM json_each(memory_entries.topics) WHERE value = :topic)")
-            ).params(topic=topic.lower())
+            stmt = stmt.where(text(json_list_holds(dialect, "memory_entries.topics", "topic")))
+            stmt = stmt.params(topic=topic.lower())
         return stmt
 
     def list(
@@ -237,7 +233,7 @@ class MemoryStore(EntrySearch):
         offset: int = 0,
     ) -> list[MemoryEntry]:
         """A page of entries, most recently touched first."""
-        stmt = self._filtered(select(MemoryEntry), tier, scope, topic, status)
+        stmt = self._filtered(select(MemoryEntry), tier, scope, topic, status, self.db.dialect)
         stmt = stmt.order_by(col(MemoryEntry.last_touched).desc()).offset(offset).limit(limit)
         with self.db.session() as session:
             rows = list(session.exec(stmt))
@@ -254,8 +250,9 @@ class MemoryStore(EntrySearch):
     ) -> int:
         """How many entries match these filters."""
         stmt = self._filtered(
-            select(func.count()).select_from(MemoryEntry), tier, scope, topic, status
-        )
+            select(func.count()).select_from(MemoryEntry), tier, scope, topic, status,
+            self.db.dialect,
+        )  # fmt: skip
         with self.db.session() as session:
             return session.exec(stmt).one()
 
@@ -405,5 +402,7 @@ def rewrite_link(conn: Connection, link_id: int, values: dict[str, Any]) -> None
 
 
 def optimize_search(conn: Connection) -> None:
-    """Merge the entries' full-text segments so deleted terms leave the files (FTS5)."""
-    conn.exec_driver_sql("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+    """Merge the entries' full-text segments so deleted terms leave the files (FTS5; on
+    PostgreSQL a forget rewrites the tables afterwards, core.memory.erase)."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")

@@ -4,17 +4,16 @@ and entries_fts."""
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import text
 
 from core.errors import EloraError
 from core.memory.vocabulary import STATUSES
 from core.recall.lexical import fts_query, normalise_bm25
+from core.storage import fulltext
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -175,17 +174,15 @@ class EntrySearch:
         match = fts_query(query)
         if not match:
             return {}
-        sql = (
-            "SELECT e.uuid, bm25(entries_fts) AS rank FROM entries_fts "
-            "JOIN memory_entries e ON e.rowid = entries_fts.rowid "
-            "WHERE entries_fts MATCH :match"
-        )
-        params: dict[str, Any] = {"match": match, "limit": limit}
+        where, params = [], {}
         for name, values in (("status", statuses), ("scope", scopes), ("tier", tiers)):
             if values:
-                sql += f" AND e.{name} IN (SELECT value FROM json_each(:{name}))"
-                params[name] = json.dumps(list(values))
-        sql += " ORDER BY rank LIMIT :limit"
+                marks, named = fulltext.in_list(name, list(values))
+                where.append(f"e.{name} IN {marks}")
+                params.update(named)
         with self.db.session() as session:
-            rows = session.exec(text(sql), params=params).all()
+            rows = fulltext.matching(
+                session.connection(), "entries", match, select="e.uuid", alias="e",
+                where=" AND ".join(where), params=params, limit=limit,
+            )  # fmt: skip
         return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))

@@ -2,6 +2,8 @@
 
 SQLite runs with secure_delete (freed bytes are zeroed); the FTS5 indexes are merged
 ('optimize') so deleted terms leave their segments; the WAL is checkpointed and truncated.
+PostgreSQL rewrites the tables that held text (VACUUM FULL, their tsvector columns and GIN
+indexes included), so no dead row version stays in their files.
 Chroma holds ids, vectors and a few metadata fields (never text): the vectors of erased
 chunks, entries, session chunks and messages (turn keys) are deleted, and windows rewritten without an erased
 message are embedded again. Files are handled by `core.memory.home_files`.
@@ -34,6 +36,13 @@ if TYPE_CHECKING:
     from core.services import Services
 
 log = logging.getLogger(__name__)
+
+# Tables whose rows a forget deletes or rewrites: on PostgreSQL each is rewritten afterwards.
+# (`updates`: the shared update queue of several workers; a finished update keeps no text, but
+# its earlier row versions may, until rewritten.)
+TEXT_TABLES = ["captures", "chunks", "memory_entries", "entry_links", "proposals",
+               "session_chunks", "threads", "traces", "updates", "turn_keys", "entry_versions",
+               "undo_actions", "captures_vocab"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -191,8 +200,10 @@ def _erase_vectors(
 
 
 def _checkpoint(services: Services) -> bool:
-    """Fold the WAL into the main file and truncate it; False when a reader kept it."""
-    services.db.checkpoint()
+    """SQLite: fold the WAL into the main file and truncate it; False when a reader kept it.
+    PostgreSQL: rewrite the tables that held text (their search index with them), so no old
+    row version stays in their files (the server's WAL and backups age out on their own)."""
+    services.db.checkpoint(TEXT_TABLES)
     path = services.db.path
     if path is None:
         return True

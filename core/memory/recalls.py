@@ -8,11 +8,12 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sqlalchemy import literal_column
 from sqlmodel import col, func, select, update
 
 from core.memory import versions
 from core.storage import meta
-from core.storage.dialect import upsert
+from core.storage.dialect import json_field, upsert
 from core.storage.models import EntryRecall, MemoryEntry
 from core.undo.context import labelled
 
@@ -108,8 +109,9 @@ def fading_counts(db: Database, since: datetime) -> tuple[int, int, int]:
     """(faded in all, faded since a moment, restored since it), for the audit."""
     since_text = since.isoformat()
     faded = MemoryEntry.status == "faded"
-    faded_at = MemoryEntry.attributes["faded_at"].as_string()
-    restored_at = MemoryEntry.attributes["restored_at"].as_string()
+    # JSON is stored as text on every database: the dialect's own function reads a field.
+    faded_at = literal_column(json_field(db.dialect, "memory_entries.attributes", "faded_at"))
+    restored_at = literal_column(json_field(db.dialect, "memory_entries.attributes", "restored_at"))
     stmt = select(
         func.count().filter(faded),
         func.count().filter(faded & (faded_at >= since_text)),

@@ -23,6 +23,7 @@ from sqlalchemy import Connection
 
 from core.errors import CannotUndo
 from core.memory.forget import forget_entry
+from core.storage.db import run
 from core.undo import log as undo_log
 from core.undo.context import current_acting, labelled
 
@@ -150,9 +151,12 @@ def _tombstones(services: Services) -> set[str]:
 def _select(conn: Connection, table: str, where: str, params: list) -> list[dict[str, Any]]:
     if not params:
         return []
-    result = conn.exec_driver_sql(f"SELECT * FROM {table} WHERE {where}", tuple(params))
+    result = run(conn, f"SELECT * FROM {table} WHERE {where}", tuple(params))
     names = list(result.keys())
-    return [dict(zip(names, row, strict=True)) for row in result.all()]
+    # PostgreSQL's generated full-text column is the server's to compute again, never copied.
+    return [
+        {n: v for n, v in zip(names, row, strict=True) if n != "search"} for row in result.all()
+    ]
 
 
 def _marks(values: list) -> str:
@@ -177,7 +181,7 @@ def _snapshot(conn: Connection, plan: ErasePlan) -> dict[str, Any]:
     }  # fmt: skip
     conflicts = []
     if uuids:
-        conflicts = [tuple(r) for r in conn.exec_driver_sql(
+        conflicts = [tuple(r) for r in run(conn,
             f"SELECT rowid, conflict_uuid, conflict_relation FROM proposals "
             f"WHERE conflict_uuid IN ({_marks(uuids)})", tuple(uuids),
         ) if r[0] not in {p["rowid"] for p in rows["proposals"]}]  # fmt: skip
@@ -211,7 +215,7 @@ def undo_forget(services: Services, action: Action) -> Undone:
         if e["uuid"] in taken or services.memory.get(e["memory_id"]) is not None:
             raise CannotUndo(f"a memory {e['memory_id']} was saved since; nothing was restored")
     since = services.db.rows(
-        "SELECT count(*) FROM forget_log WHERE matching = 1 AND id > ?", (held.logged,)
+        "SELECT count(*) FROM forget_log WHERE matching = ? AND id > ?", (True, held.logged)
     )[0][0]
     if since:  # it may have covered this memory's words: consent wins over the undo
         raise CannotUndo("a forget by phrase ran since this one; nothing was restored")
@@ -253,29 +257,34 @@ def _put_back(services: Services, held: Held) -> None:
                 if table == "proposals":  # a forget proposal was claimed while approved
                     values["claimed_at"] = None
                 names = list(values)
-                conn.exec_driver_sql(
+                run(
+                    conn,
                     f"INSERT INTO {table} ({', '.join(names)}) VALUES ({_marks(names)})",
                     tuple(values[n] for n in names),
                 )
         for rowid, uuid, relation in held.conflicts:
-            conn.exec_driver_sql(
+            run(
+                conn,
                 "UPDATE proposals SET conflict_uuid = ?, conflict_relation = ? WHERE rowid = ?",
                 (uuid, relation, rowid),
             )
         for table, rowid, old in held.rewrites:
             names = list(old)
-            conn.exec_driver_sql(
+            run(
+                conn,
                 f"UPDATE {table} SET {', '.join(f'{n} = ?' for n in names)} WHERE rowid = ?",
                 (*[old[n] for n in names], rowid),
             )
         if held.withheld:
-            conn.exec_driver_sql(
+            run(
+                conn,
                 f"UPDATE captures SET consent = NULL WHERE consent = ? "
                 f"AND id IN ({_marks(held.withheld)})",
                 (FORGOTTEN, *held.withheld),
             )
         if held.tombstones:
-            conn.exec_driver_sql(
+            run(
+                conn,
                 f"DELETE FROM tombstones WHERE digest IN ({_marks(held.tombstones)})",
                 tuple(held.tombstones),
             )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from core.errors import InvalidInput, NotFound
-from core.storage.db import db_time, from_db_time
+from core.storage.db import db_time, from_db_time, run
 from core.undo.context import current_acting, current_change, current_label
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ def state_of(row: MemoryEntry) -> dict[str, Any]:
 
 def latest(conn: Connection, uuid: str) -> int | None:
     """The newest version number of an entry, or None when none was recorded."""
-    return conn.exec_driver_sql(
-        "SELECT max(version) FROM entry_versions WHERE entry_uuid = ?", (uuid,)
+    return run(
+        conn, "SELECT max(version) FROM entry_versions WHERE entry_uuid = ?", (uuid,)
     ).scalar()
 
 
@@ -72,7 +72,7 @@ def _insert(conn: Connection, row: MemoryEntry, version: int, change: str, surfa
             actor: str | None, at: datetime) -> None:  # fmt: skip
     import json
 
-    conn.exec_driver_sql(
+    run(conn,
         "INSERT INTO entry_versions (entry_uuid, version, change, surface, actor, data, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (row.uuid, version, change, surface, actor,

@@ -14,7 +14,8 @@ import numpy as np
 from core.errors import EloraError
 from core.recall.lexical import fts_query, normalise_bm25, saturate_bm25
 from core.recall.timeparse import TimeWindow
-from core.storage.db import db_time, from_db_time
+from core.storage import fulltext
+from core.storage.db import db_time, from_db_time, run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -217,7 +218,7 @@ def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple
     bounds, params = window_bounds(window, "first_at", "first_at")
     sql = "FROM chunks WHERE 1 = 1" + bounds
     if chats is not None:
-        sql += f" AND chat_id IN ({','.join('?' * len(chats))})"
+        sql += f" AND chat_id IN ({','.join('?' * len(chats)) or 'NULL'})"
         params.extend(chats)
     return sql, params
 
@@ -226,29 +227,25 @@ def _window_counts(services, window: TimeWindow | None, chats) -> tuple[int, int
     """How many chunks the window selects, and how many the archive holds (one query)."""
     sql, params = _window_sql(window, chats)
     with services.db.session() as session:
-        row = (
-            session.connection()
-            .exec_driver_sql(
-                f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)", tuple(params)
-            )
-            .one()
-        )
+        row = run(
+            session.connection(),
+            f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)",
+            tuple(params),
+        ).one()
     return row[0], row[1]
 
 
 def _chunk_count(services) -> int:
     """How many chunks the archive holds."""
     with services.db.session() as session:
-        return session.connection().exec_driver_sql("SELECT count(*) FROM chunks").scalar_one()
+        return run(session.connection(), "SELECT count(*) FROM chunks").scalar_one()
 
 
 def _window_ids(services, window: TimeWindow | None, chats, limit: int) -> list[str]:
     """Ids of (at most `limit` of) the chunks the window selects."""
     sql, params = _window_sql(window, chats)
     with services.db.session() as session:
-        rows = (
-            session.connection().exec_driver_sql(f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
-        )
+        rows = run(session.connection(), f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
     return [r[0] for r in rows]
 
 
@@ -263,20 +260,22 @@ def _lexical(services, query, limit, window, chats) -> dict[str, float]:
     match = fts_query(query)
     if not match:
         return {}
-    sql = (
-        "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts "
-        "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-    )
-    bounds, params = window_bounds(window, "c.last_at", "c.first_at")
-    sql += bounds
-    params.insert(0, match)
+    where, params = [], {}
+    if window is not None and window.start is not None:
+        where.append("c.last_at >= :start")
+        params["start"] = window.start
+    if window is not None and window.end is not None:
+        where.append("c.first_at < :end")
+        params["end"] = window.end
     if chats is not None:
-        sql += f" AND c.chat_id IN ({','.join('?' * len(chats))})"
-        params.extend(chats)
-    sql += " ORDER BY rank LIMIT ?"
-    params.append(limit)
+        marks, named = fulltext.in_list("chat", list(chats))
+        where.append(f"c.chat_id IN {marks}")
+        params.update(named)
     with services.db.session() as session:
-        rows = session.connection().exec_driver_sql(sql, tuple(params)).all()
+        rows = fulltext.matching(
+            session.connection(), "chunks", match, select="c.id", alias="c",
+            where=" AND ".join(where), params=params, limit=limit,
+        )  # fmt: skip
     return {r[0]: r[1] for r in rows}
 
 
@@ -285,15 +284,12 @@ def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
         return []
     marks = ",".join("?" * len(ids))
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at, "
-                f"rowid FROM chunks WHERE id IN ({marks})",
-                tuple(ids),
-            )
-            .all()
-        )
+        rows = run(
+            session.connection(),
+            "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at, "
+            f"rowid FROM chunks WHERE id IN ({marks})",
+            tuple(ids),
+        ).all()
     return [
         {
             "id": r[0],
@@ -317,19 +313,22 @@ def attach_neighbours(services: Services, hit: ArchiveHit, before: int = 2, afte
         return
     with services.db.session() as session:
         conn = session.connection()
-        anchor = conn.exec_driver_sql(
+        anchor = run(
+            conn,
             "SELECT sent_at FROM captures WHERE surface = ? AND chat_id = ? AND message_id = ?",
             (hit.surface, hit.chat_id, hit.message_ids[0]),
         ).first()
         if anchor is None:
             return
         columns = "message_id, sender, role, text, sent_at"
-        earlier = conn.exec_driver_sql(
+        earlier = run(
+            conn,
             f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at < ? "
             "ORDER BY sent_at DESC LIMIT ?",
             (hit.surface, hit.chat_id, anchor[0], before),
         ).all()
-        later = conn.exec_driver_sql(
+        later = run(
+            conn,
             f"SELECT {columns} FROM captures WHERE surface = ? AND chat_id = ? AND sent_at > ? "
             "ORDER BY sent_at LIMIT ?",
             (hit.surface, hit.chat_id, anchor[0], after),

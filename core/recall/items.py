@@ -10,7 +10,7 @@ from core.recall.archive_search import ArchiveHit
 from core.recall.selection import Evidence
 from core.recall.tokens import count_tokens
 from core.recall.turn_search import TurnHit
-from core.storage.db import from_db_time
+from core.storage.db import from_db_time, run
 from core.storage.models import EntryLink, MemoryEntry
 
 if TYPE_CHECKING:
@@ -117,16 +117,15 @@ def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]
     marks = ",".join("?" * len(hit.message_ids))
     # `+sent_at`: sort the few rows found by the unique (surface, chat_id, message_id) index;
     # a plain ORDER BY sent_at makes SQLite walk the chat's whole (chat_id, sent_at) index.
+    # (PostgreSQL has no unary + on timestamps and its planner needs no such hint.)
+    order = "+sent_at" if services.db.dialect == "sqlite" else "sent_at"
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT message_id, sent_at, sender, role FROM captures "
-                f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY +sent_at",
-                (hit.surface, hit.chat_id, *hit.message_ids),
-            )
-            .all()
-        )
+        rows = run(
+            session.connection(),
+            "SELECT message_id, sent_at, sender, role FROM captures "
+            f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY {order}",
+            (hit.surface, hit.chat_id, *hit.message_ids),
+        ).all()
     return [
         {
             "surface": hit.surface,

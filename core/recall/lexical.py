@@ -1,4 +1,4 @@
-"""Lexical search with SQLite FTS5 / BM25: query building for French and English text."""
+"""Lexical search (SQLite FTS5 or PostgreSQL tsvector, BM25): queries for French and English."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import functools
 import math
 import re
 import unicodedata
+
+from core.storage.fulltext import Match
 
 STOPWORDS = set(
     [
@@ -228,10 +230,13 @@ def query_terms(question: str, max_terms: int = 12) -> list[tuple[str, bool]]:
     return out
 
 
-def fts_query(question: str, max_terms: int = 12) -> str | None:
-    """An FTS5 MATCH expression: OR of the query terms, prefixes starred."""
-    parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in query_terms(question, max_terms)]
-    return " OR ".join(parts) if parts else None
+def fts_query(question: str, max_terms: int = 12) -> Match | None:
+    """A full-text search: OR of the query terms, prefixes starred.
+
+    The result is FTS5's MATCH expression and, for PostgreSQL, its words (core.storage.fulltext).
+    """
+    words = query_terms(question, max_terms)
+    return Match(words) if words else None
 
 
 @functools.lru_cache(maxsize=8192)

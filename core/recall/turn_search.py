@@ -32,7 +32,9 @@ from core.recall.archive_search import (
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
+from core.storage import fulltext
 from core.storage.db import db_time, from_db_time
+from core.storage.fulltext import Match
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -124,7 +126,7 @@ def _turns(services, query, query_vector, windows, window, chats, vocabulary) ->
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
         candidates |= _saying(services, conn, near, vocabulary)
         if match:
-            candidates |= set(_lexical(conn, f"text : ({match})", window, chats))
+            candidates |= set(_lexical(conn, match.only("text"), window, chats))
         if window is not None and (window.start or window.end):
             candidates |= _dated(conn, window, chats)
         if not candidates:
@@ -339,7 +341,7 @@ def turn_hits(
         ids = set(rowids_of(conn, capture_ids).values())
         if match:
             window = TimeWindow("after", after, None) if after else None
-            ids |= set(_lexical(conn, f"text : ({match})", window, chats, limit))
+            ids |= set(_lexical(conn, match.only("text"), window, chats, limit))
         rows = _details(conn, sorted(ids)) if ids else []
     return [_hit(r) for r in rows]
 
@@ -382,7 +384,7 @@ def _inside(window: TimeWindow, sent_at: datetime, dates: list[dict[str, str]]) 
 def _scope_sql(alias: str, chats: Sequence[str] | None) -> tuple[str, list]:
     if chats is None:
         return "", []
-    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats))})", list(chats)
+    return f" AND {alias}.chat_id IN ({','.join('?' * len(chats)) or 'NULL'})", list(chats)
 
 
 def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:
@@ -397,21 +399,17 @@ def _window_turns(conn, chunk_rowids: list[int]) -> set[int]:
 
 
 def _lexical(
-    conn, match: str, window: TimeWindow | None, chats, limit: int = LEXICAL_FETCH
+    conn, match: Match, window: TimeWindow | None, chats, limit: int = LEXICAL_FETCH
 ) -> dict[int, float]:
     """The best single messages by BM25 over their text and speaker: {rowid: raw bm25}."""
-    sql = (
-        "SELECT c.rowid, bm25(captures_fts) AS rank FROM captures_fts "
-        "JOIN captures c ON c.rowid = captures_fts.rowid WHERE captures_fts MATCH ?"
-        f" AND length(c.text) <= {TURN_CHARS}"
-    )
     bounds, params = window_bounds(window, "c.sent_at", "c.sent_at")
-    sql += bounds
-    params.insert(0, match)
     scope, extra = _scope_sql("c", chats)
-    sql += scope + " ORDER BY rank LIMIT ?"
-    params += [*extra, limit]
-    return {r[0]: r[1] for r in conn.exec_driver_sql(sql, tuple(params)).all()}
+    rows = fulltext.matching(
+        conn, "captures", match, select="c.rowid", alias="c",
+        where=f"length(c.text) <= {TURN_CHARS}{bounds}{scope}", params=[*params, *extra],
+        limit=limit,
+    )  # fmt: skip
+    return {r[0]: r[1] for r in rows}
 
 
 def _dated(conn, window: TimeWindow, chats) -> set[int]:

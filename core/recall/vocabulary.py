@@ -12,6 +12,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from core.recall.lexical import bm25, query_terms, terms
+from core.storage.fulltext import Match
 
 if TYPE_CHECKING:
     from core.recall.turn_search import TurnHit
@@ -90,7 +91,7 @@ class Vocabulary:
         self._lookup(wanted)
         return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
 
-    def rarest(self, text: str, keep: int) -> str | None:
+    def rarest(self, text: str, keep: int) -> Match | None:
         """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
         searching every word of a message matches most of the archive."""
         wanted = query_terms(text)
@@ -98,8 +99,7 @@ class Vocabulary:
             return None
         self._lookup(wanted)
         rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
-        parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
-        return " OR ".join(parts) if parts else None
+        return Match(rare) if rare else None
 
     def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
         """How much each text says, in rare words, up to `enough`: the sum of its words' inverse

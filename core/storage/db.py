@@ -1,4 +1,6 @@
-"""The SQLite database: one engine per process, WAL and secure_delete on every connection.
+"""The database: one engine per process. SQLite by default (WAL and secure_delete on every
+connection); PostgreSQL for servers and several workers (core/storage/postgres.py: there the
+write turn is an advisory lock held by the transaction, and reads never wait).
 
 Writers take turns instead of failing. In this process one lock (`Database.writer`) admits one
 write transaction at a time, so threads never race for SQLite's write lock; between processes
@@ -18,16 +20,29 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Engine,
+    TextClause,
+    bindparam,
+    create_engine,
+    event,
+    text,
+)
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.types import NullType
 from sqlmodel import Session
 
 from core.errors import StorageUnavailable
+from core.storage import postgres
 from core.storage.migrations import migrate
+from core.storage.models import JSONText
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,6 +65,11 @@ _READ = "elora_read"  # connection info key: this transaction has read
 
 def is_unavailable(exc: BaseException) -> bool:
     """True when a database error means the store cannot be written right now."""
+    if (
+        postgres.sqlstate(exc) is not None
+        or "psycopg" in type(getattr(exc, "orig", exc)).__module__
+    ):
+        return postgres.is_unavailable(exc)
     message = str(getattr(exc, "orig", exc)).lower()
     return isinstance(exc, OperationalError | sqlite3.OperationalError) and any(
         marker in message for marker in UNAVAILABLE_MARKERS
@@ -86,8 +106,20 @@ class Database:
         self._opening = False
 
     @property
+    def dialect(self) -> str:
+        """ "sqlite" or "postgresql"."""
+        return "postgresql" if postgres.is_postgres(self.url) else "sqlite"
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password (for messages and diagnostics)."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @property
     def path(self) -> Path | None:
-        """The database file, or None for an in-memory database."""
+        """The database file, or None for an in-memory database or a server."""
+        if self.dialect != "sqlite":
+            return None
         database = make_url(self.url).database
         return Path(database) if database and database != ":memory:" else None
 
@@ -101,6 +133,20 @@ class Database:
         return self._engine
 
     def _create_engine(self) -> Engine:
+        if self.dialect == "postgresql":
+            engine = postgres.create(self.url, self.busy_timeout_ms)
+
+            @event.listens_for(engine, "before_cursor_execute")
+            def _on_pg_execute(conn, _cursor, statement, _params, _context, _many):
+                if _WRITE.match(statement):
+                    conn.info["elora_wrote"] = True
+
+            @event.listens_for(engine, "commit")
+            def _on_pg_commit(conn):
+                if conn.info.pop("elora_wrote", False):
+                    self._after_write()
+
+            return self._migrated(engine)
         if self.path is not None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +214,9 @@ class Database:
             if record is not None and self._holder is record:
                 self._give_writer()
 
+        return self._migrated(engine)
+
+    def _migrated(self, engine: Engine) -> Engine:
         try:
             # Opening the store is not news that the database is writable again: hooks (the
             # spool replay) wait for a write of the process's own work, so a read-only
@@ -177,7 +226,7 @@ class Database:
                 migrate(conn)
         except OperationalError as exc:
             engine.dispose()
-            raise StorageUnavailable(f"database {self.url}: {exc.orig}") from exc
+            raise StorageUnavailable(f"database {self.safe_url}: {exc.orig}") from exc
         finally:
             self._opening = False
         return engine
@@ -266,13 +315,20 @@ class Database:
             with Session(engine) as session:
                 yield session
                 session.commit()
-        except OperationalError as exc:
+        except DBAPIError as exc:
             if is_unavailable(exc):
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
             raise
+        except Exception as exc:
+            # psycopg's own errors, from the DBAPI cursor the archive writes through directly
+            # (e.g. a lock timeout on a table another process locked).
+            if postgres.sqlstate(exc) is not None and is_unavailable(exc):
+                raise StorageUnavailable(f"database unavailable: {exc}") from exc
+            raise
 
     def write(self, fn: Callable[[Session], T], attempts: int = 3) -> T:
-        """`fn(session)` in a write transaction, run again when SQLite said busy early.
+        """`fn(session)` in a write transaction, run again when SQLite said busy early (or
+        PostgreSQL chose it as a deadlock's victim).
 
         For the write paths that must not be lost (captures, traces): a busy answer that came
         before the busy timeout ran out is a transient race, not an unavailable database."""
@@ -287,20 +343,29 @@ class Database:
                 if not (early and is_busy(exc.__cause__ or exc)) or attempt == attempts - 1:
                     raise
                 time.sleep(0.01 * 2**attempt)
+            except Exception as exc:  # PostgreSQL: a deadlock or serialisation failure
+                if postgres.sqlstate(exc) not in postgres.RETRY_CODES or attempt == attempts - 1:
+                    raise
+                time.sleep(0.01 * 2**attempt)
         raise AssertionError("unreachable")
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Every row of one raw SQL query, in its own short transaction."""
+        """Every row of one raw SQL query (`?` placeholders), in its own short transaction."""
         with self.session() as session:
-            return list(session.connection().exec_driver_sql(sql, params).all())
+            return list(session.connection().execute(qmark(sql, params)).all())
 
     def execute(self, sql: str, params: tuple = ()) -> int:
-        """Run one raw SQL statement in its own transaction; the number of rows it changed."""
+        """Run one raw SQL statement (`?` placeholders) in its own transaction; the number of
+        rows it changed."""
         with self.session() as session:
-            return session.connection().exec_driver_sql(sql, params).rowcount
+            return session.connection().execute(qmark(sql, params)).rowcount
 
-    def checkpoint(self) -> None:
-        """Fold the WAL back into the main file and truncate it (used after forgetting)."""
+    def checkpoint(self, tables: list[str] | None = None) -> None:
+        """After forgetting: SQLite folds the WAL back into the main file and truncates it;
+        PostgreSQL rewrites the `tables` without the old versions of erased rows."""
+        if self.dialect == "postgresql":
+            postgres.vacuum(self.engine, tables or [])
+            return
         raw = self.engine.raw_connection()  # outside any transaction, as checkpoints require
         try:
             raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
@@ -312,6 +377,68 @@ class Database:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+
+def statement(sql: str, params: dict[str, Any] | None = None) -> TextClause:
+    """Raw SQL with named parameters bound, the same on SQLite and PostgreSQL: datetimes as
+    DateTime (SQLite's text form, PostgreSQL's timestamp), dicts and lists as JSON, anything
+    else as the driver takes it (no cast, so the server infers the column's type); parameters
+    the SQL does not name are left out."""
+    clause = text(sql)
+    names = set(clause._bindparams)  # the :names the SQL uses
+    bound = [bindparam(name, value, type_=_type_of(value)) for name, value in
+             (params or {}).items() if name in names]  # fmt: skip
+    return clause.bindparams(*bound)
+
+
+def _type_of(value: Any):
+    if isinstance(value, datetime):
+        return DateTime()
+    if isinstance(value, dict | list):
+        return JSONText()
+    return NullType()
+
+
+def run(conn: Connection, sql: str, params: tuple | list = ()):
+    """Execute raw SQL written with `?` placeholders on either database; its result. A list
+    of parameter tuples runs it once per tuple (as exec_driver_sql does)."""
+    if isinstance(params, list) and params and isinstance(params[0], tuple | list):
+        return run_many(conn, sql, params)
+    return conn.execute(qmark(sql, params))
+
+
+def run_many(conn: Connection, sql: str, rows: list[tuple]) -> None:
+    """Execute raw SQL written with `?` placeholders once per row of parameters."""
+    if not rows:
+        return
+    clause = qmark(sql, rows[0])
+    names = list(clause._bindparams)
+    unbound = text(clause.text).bindparams(
+        *(bindparam(n, type_=_type_of(v)) for n, v in zip(names, rows[0], strict=True))
+    )
+    conn.execute(unbound, [dict(zip(names, row, strict=True)) for row in rows])
+
+
+def qmark(sql: str, params: tuple | list = ()) -> TextClause:
+    """SQL written with `?` placeholders (outside quotes) as a statement() for either
+    database: the marks become named parameters bound in order."""
+    out, values, quote = [], {}, None
+    for char in sql:
+        if quote:
+            quote = None if char == quote else quote
+            if char == ":":  # a colon in a literal is no parameter
+                char = "\\:"
+        elif char in "'\"":
+            quote = char
+        elif char == "?":
+            name = f"q{len(values)}"
+            values[name] = params[len(values)]
+            out.append(f":{name}")
+            continue
+        out.append(char)
+    if len(values) != len(params):
+        raise ValueError(f"{len(params)} parameters for {len(values)} placeholders: {sql[:80]}")
+    return statement("".join(out), values)
 
 
 def db_time(value) -> str | None:

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import NaiveDatetime
-from sqlalchemy import JSON, Column
+from sqlalchemy import Column, Text
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 
+class JSONText(TypeDecorator):
+    """A JSON value stored as its text, on SQLite and PostgreSQL alike, so that raw SQL reads
+    the same text from both (PostgreSQL's json type would come back already parsed)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        """Python value → JSON text (as SQLAlchemy's JSON type writes it)."""
+        return None if value is None else json.dumps(value)
+
+    def process_result_value(self, value, dialect):
+        """JSON text → Python value."""
+        return None if value is None else json.loads(value)
+
+
 def _json(default_factory=list):
-    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
+    return Field(default_factory=default_factory, sa_column=Column(JSONText, nullable=False))
 
 
 class Capture(SQLModel, table=True):
@@ -331,3 +350,29 @@ class Meta(SQLModel, table=True):
     __tablename__ = "meta"
     key: str = Field(primary_key=True)
     value: str
+
+
+class QueuedUpdate(SQLModel, table=True):
+    """A received chat update waiting for (or leased by, or done by) one of several workers."""
+
+    __tablename__ = "updates"
+    surface: str = Field(primary_key=True)
+    update_id: int = Field(primary_key=True)
+    chat_key: str  # updates of one chat are processed one at a time, in update_id order
+    payload: dict = _json(dict)
+    state: str = "pending"  # pending | working | done | failed
+    worker: str | None = None
+    lease_until: NaiveDatetime | None = None
+    attempts: int = 0
+    received_at: NaiveDatetime
+    replied_at: NaiveDatetime | None = None  # a reply went out: a replay must not answer again
+    done_at: NaiveDatetime | None = None
+
+
+class JobClaim(SQLModel, table=True):
+    """The latest run of a scheduled job, claimed by one process so it runs once."""
+
+    __tablename__ = "job_claims"
+    name: str = Field(primary_key=True)
+    started_at: NaiveDatetime
+    worker: str

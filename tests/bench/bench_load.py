@@ -3,6 +3,7 @@
     python -m tests.bench.bench_load                          # 10 users x 30 messages
     python -m tests.bench.bench_load --users 5 --messages 40 --history 10000
     python -m tests.bench.bench_load --extractor heuristic    # no LITE extraction call
+    python -m tests.bench.bench_load --configs sqlite:1,postgres:1,postgres:2 --database-url auto
 
 The bot is started as a process (`python -m core.cli.main bot`) on a fresh ELORA_HOME, long
 polling the fake Bot API (tests/telegram_server.py) and answering through LiteLLM against the
@@ -19,6 +20,11 @@ reply, stops the bot with SIGTERM, and then reads the home:
 Targets (2 cores, 10 x 30): >= 15 messages/s, reply p95 <= 25 s, overhead p95 <= 300 ms, zero
 spooled, exact archive. The process list is built by `start_bots`, so more workers on one home
 (issue 16) only add processes to it.
+
+`--configs` runs several set-ups one after the other in one run and prints them side by side:
+`sqlite:1` is one bot on SQLite with embedded Chroma (the default home), `postgres:N` is N bot
+workers on one PostgreSQL (`--database-url`: a server, each set-up in a schema of its own, or
+`auto` for a throwaway cluster) and one `chroma run` server started for the bench.
 """
 
 from __future__ import annotations
@@ -32,13 +38,15 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import argparse
 import json
 import re
+import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +105,13 @@ def update(user_id: int, message_id: int, text: str) -> dict[str, Any]:
                         "from": person, "text": text}}  # fmt: skip
 
 
-def bot_env(home: Path, telegram: FakeTelegram, llm: FakeLLMServer, users: list[int], args):
-    """The environment of a bot process on `home`."""
+def bot_env(
+    home: Path, telegram: FakeTelegram, llm: FakeLLMServer, users: list[int], args,
+    stores: dict[str, str] | None = None,
+):  # fmt: skip
+    """The environment of a bot process on `home` (and on the `stores` settings, if any)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELORA_")}
+    env.update(stores or {})
     env.update(
         {
             "ELORA_HOME": str(home),
@@ -179,16 +191,26 @@ class Replies:
             return len(self.at)
 
 
-def seed_history(home: Path, messages: int) -> None:
+def seed_history(home: Path, messages: int, stores: dict[str, str]) -> None:
     """An archive of `messages` synthetic messages with random stored vectors."""
     from datetime import datetime
 
     from tests.bench import synthetic
     from tests.fakes import FixedClock
 
-    services = synthetic.open_bench_services(
-        home, synthetic.local_embedder(), FixedClock(datetime.now())
-    )
+    saved = {k: os.environ.get(k) for k in stores}
+    os.environ.update(stores)
+    try:
+        services = synthetic.open_bench_services(
+            home, synthetic.local_embedder(), FixedClock(datetime.now()),
+            stores.get("ELORA_DATABASE_URL"),
+        )  # fmt: skip
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     try:
         synthetic.build_archive(services, messages, True, datetime.now())
     finally:
@@ -196,18 +218,22 @@ def seed_history(home: Path, messages: int) -> None:
 
 
 def check_home(
-    home: Path, sent: dict[str, str], replied: dict[str, list[float]], warm_chat: int
-) -> dict:
-    """Archive exactness, spool backlog and pipeline overhead, read from the stopped bot's home."""
-    db = sqlite3.connect(home / "elora.db")
+    home: Path, sent: dict[str, str], replied: dict[str, list[float]], warm_chat: int,
+    database_url: str | None = None,
+) -> dict:  # fmt: skip
+    """Archive exactness, spool backlog and pipeline overhead, read from the stopped bot's home
+    (its SQLite file, or the PostgreSQL database it shared)."""
+    from core.storage.db import Database
+
+    db = Database(database_url or f"sqlite:///{home / 'elora.db'}")
     try:
-        users = Counter(t for (t,) in db.execute("SELECT text FROM captures WHERE role = 'user'"))
+        users = Counter(t for (t,) in db.rows("SELECT text FROM captures WHERE role = 'user'"))
         answers = Counter(
-            t for (t,) in db.execute("SELECT text FROM captures WHERE role = 'assistant'")
+            t for (t,) in db.rows("SELECT text FROM captures WHERE role = 'assistant'")
         )
-        traces = db.execute(
+        traces = db.rows(
             "SELECT latency_ms, models, error FROM traces WHERE chat_id != ?", (str(warm_chat),)
-        ).fetchall()
+        )
     finally:
         db.close()
     missing_user = [tag for tag, text in sent.items() if users[text] != 1]
@@ -236,8 +262,10 @@ def check_home(
     }
 
 
-def run(args) -> int:
-    """Start the fakes and the bot, send the burst, wait, stop, check; return 0 when on target."""
+def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
+    """Start the fakes and the bot(s), send the burst, wait, stop, check; (0 when on target,
+    the figures)."""
+    stores = stores or {}
     llm = FakeLLMServer().start()
     llm.responder = responder
     telegram = FakeTelegram(TOKEN).start()
@@ -247,9 +275,9 @@ def run(args) -> int:
     warm_user = FIRST_USER + args.users
     with bench_home(keep=args.keep) as home:
         if args.history:
-            seed_history(home, args.history)
+            seed_history(home, args.history, stores)
         processes = start_bots(
-            bot_env(home, telegram, llm, [*users, warm_user], args), home, args.workers
+            bot_env(home, telegram, llm, [*users, warm_user], args, stores), home, args.workers
         )
         try:
             started = time.perf_counter()
@@ -283,15 +311,15 @@ def run(args) -> int:
             replied = {k: v for k, v in replies.at.items() if k != "u0m0"}
         latencies = [v[0] - t0 for v in replied.values()]
         last = max(latencies) if latencies else elapsed
-        checks = check_home(home, sent, replied, warm_user)
+        checks = check_home(home, sent, replied, warm_user, stores.get("ELORA_DATABASE_URL"))
         checks["cpu"] = cpu
     llm.stop()
     telegram.stop()
     return report(args, total, latencies, last, checks, codes)
 
 
-def report(args, total, latencies, last, checks, codes) -> int:
-    """Print the figures and checks; 0 when every target and check holds."""
+def report(args, total, latencies, last, checks, codes) -> tuple[int, dict]:
+    """Print the figures and checks; (0 when every target and check holds, the figures)."""
     rate = len(latencies) / last if last else 0.0
     overhead = checks["overhead"]
     print(f"\n{args.users} users x {args.messages} messages = {total} at once "
@@ -329,7 +357,16 @@ def report(args, total, latencies, last, checks, codes) -> int:
     if overhead and percentile(overhead, 95) > TARGETS["overhead_p95"]:
         misses.append(f"overhead p95 > {TARGETS['overhead_p95']} ms")
     print("  targets: " + ("met" if not misses else "MISSED (" + "; ".join(misses) + ")"))
-    return 1 if problems or misses else 0
+    figures = {
+        "answered": f"{len(latencies)}/{total}",
+        "rate": rate,
+        "p50": percentile(latencies, 50) if latencies else float("nan"),
+        "p95": percentile(latencies, 95) if latencies else float("nan"),
+        "overhead_p95": percentile(overhead, 95) if overhead else float("nan"),
+        "cpu_ms": 1000 * checks["cpu"] / max(total, 1),
+        "archive": "exact, nothing spooled" if not problems else "; ".join(problems),
+    }
+    return (1 if problems or misses else 0), figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,7 +384,92 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for replies")
     parser.add_argument("--keep", action="store_true", help="keep the tmp home")
-    return run(parser.parse_args(argv))
+    parser.add_argument(
+        "--configs", default="",
+        help="set-ups run one after the other, e.g. sqlite:1,postgres:1,postgres:2",
+    )  # fmt: skip
+    parser.add_argument(
+        "--database-url", default=None,
+        help="PostgreSQL for postgres:N set-ups: a server URL, or 'auto' (a throwaway cluster)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if not args.configs:
+        return run(args)[0]
+    return compare(args)
+
+
+def compare(args) -> int:
+    """Run each set-up of --configs in turn; print them side by side."""
+    from tests.bench.synthetic import bench_databases
+
+    setups = []
+    for item in args.configs.split(","):
+        backend, _, workers = item.strip().partition(":")
+        if backend not in ("sqlite", "postgres"):
+            raise SystemExit(f"unknown set-up {item!r}: sqlite:N or postgres:N")
+        setups.append((backend, int(workers or 1)))
+    results = []
+    worst = 0
+    needs_servers = any(backend == "postgres" for backend, _ in setups)
+    with (
+        chroma_server(needs_servers) as chroma,
+        bench_databases((args.database_url or "auto") if needs_servers else None) as databases,
+    ):
+        for n, (backend, workers) in enumerate(setups):
+            args.workers = workers
+            with databases() as url:
+                stores = {}
+                if backend == "postgres":
+                    stores = {"ELORA_DATABASE_URL": url, "ELORA_CHROMA_URL": chroma,
+                              "ELORA_CHROMA_PREFIX": f"load{n}-"}  # fmt: skip
+                print(f"\n=== {backend}, {workers} worker(s)")
+                code, figures = run(args, stores)
+            worst = max(worst, code)
+            results.append((f"{backend} + {workers} worker(s)", figures))
+    print(f"\nside by side ({args.users} users x {args.messages} messages, load "
+          f"{os.getloadavg()[0]:.1f}):")  # fmt: skip
+    print(f"  {'set-up':<24} {'answered':>9} {'msg/s':>6} {'p50 s':>6} {'p95 s':>6} "
+          f"{'ovh p95 ms':>10} {'CPU ms/msg':>10}  archive")  # fmt: skip
+    for label, f in results:
+        print(f"  {label:<24} {f['answered']:>9} {f['rate']:6.1f} {f['p50']:6.2f} "
+              f"{f['p95']:6.2f} {f['overhead_p95']:10.0f} {f['cpu_ms']:10.0f}  {f['archive']}")  # fmt: skip
+    return worst
+
+
+@contextmanager
+def chroma_server(needed: bool) -> Iterator[str | None]:
+    """A `chroma run` server on a free loopback port while the bench runs (when needed)."""
+    if not needed:
+        yield None
+        return
+    import socket
+    import tempfile
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    path = Path(tempfile.mkdtemp(prefix="elora-bench-chroma-"))
+    url = f"http://127.0.0.1:{port}"
+    command = [str(Path(sys.executable).with_name("chroma")), "run", "--path", str(path / "data"),
+               "--host", "127.0.0.1", "--port", str(port)]  # fmt: skip
+    with open(path / "server.log", "wb") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("the chroma server did not start") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

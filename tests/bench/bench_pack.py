@@ -3,6 +3,7 @@
     python -m tests.bench.bench_pack                      # 1k/10k/100k messages x 1k/10k entries
     python -m tests.bench.bench_pack --fast-vectors       # resampled stored vectors (minutes faster)
     python -m tests.bench.bench_pack --messages 10000 --entries 1000 --profile
+    python -m tests.bench.bench_pack --database-url auto  # on PostgreSQL (a throwaway cluster)
 
 Stores are built the way an import builds them (windowed batches, then indexing). With
 --fast-vectors only 256 chunks (and 256 entries) are embedded and every other item reuses one of
@@ -25,7 +26,7 @@ import pstats
 import statistics
 import time
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -263,6 +264,11 @@ def report(label: str, result: dict) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse options, build each configuration in its own tmp home, and print latencies."""
+    with ExitStack() as stack:
+        _main(argv, stack)
+
+
+def _main(argv: list[str] | None, stack: ExitStack) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", default="1000,10000,100000")
     parser.add_argument("--entries", default="1000,10000")
@@ -272,6 +278,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the tmp homes")
     parser.add_argument(
         "--home", type=Path, help="one store: use (and keep) this home, built only if empty"
+    )
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="a PostgreSQL server (postgresql+psycopg://…; each configuration gets a schema of "
+        "its own) or 'auto' (a throwaway cluster); default: SQLite under each home",
     )
     args = parser.parse_args(argv)
     message_sizes = [int(x) for x in args.messages.split(",")]
@@ -292,9 +304,11 @@ def main(argv: list[str] | None = None) -> None:
     summary = []
     if args.home is not None:
         message_sizes, entry_sizes = message_sizes[-1:], entry_sizes[-1:]
+    databases = stack.enter_context(synthetic.bench_databases(args.database_url))
+    print(f"database: {'PostgreSQL' if args.database_url else 'SQLite'}")
     for messages in message_sizes:
-        with synthetic.bench_home(keep=args.keep, at=args.home) as home:
-            services = synthetic.open_bench_services(home, embedder, FixedClock(NOW))
+        with synthetic.bench_home(keep=args.keep, at=args.home) as home, databases() as url:
+            services = synthetic.open_bench_services(home, embedder, FixedClock(NOW), url)
             built = services.archive.counts()["captures"] > 0
             if entry_vectors is None and not built:
                 start = time.perf_counter()

@@ -11,8 +11,8 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.archive.records import CaptureIn
+from core.archive.store import epoch_seconds
+from core.storage.db import run
 
 if TYPE_CHECKING:
     from core.services import Services
@@ -400,13 +402,47 @@ def local_embedder():
     return LocalE5Embedder(engine=os.environ.get("ELORA_EMBEDDER_ENGINE", "auto"))
 
 
-def open_bench_services(home: Path, embedder=None, clock=None) -> Services:
-    """Services on a bench home, with the local e5 embedder unless another one is given."""
+def open_bench_services(
+    home: Path, embedder=None, clock=None, database_url: str | None = None
+) -> Services:
+    """Services on a bench home (its SQLite file, or `database_url`), with the local e5
+    embedder unless another one is given."""
     from core.config import load_settings
     from core.services import Services
 
-    settings = load_settings(home=home)
+    settings = load_settings(home=home, database_url=database_url)
     return Services(settings, embedder=embedder or local_embedder(), clock=clock)
+
+
+@contextmanager
+def bench_databases(url: str | None) -> Iterator[Callable[[], AbstractContextManager[str | None]]]:
+    """What --database-url asks for: nothing (SQLite under each home), a PostgreSQL server URL,
+    or "auto" (a throwaway cluster, tests/pg_cluster.py). Yields `fresh()`, a context giving
+    each configuration an empty database (a schema of its own, dropped afterwards)."""
+    from tests.pg_cluster import PostgresCluster, TestSchemas
+
+    cluster = None
+    if url == "auto":
+        cluster = PostgresCluster().start()
+        url = cluster.url()
+
+    @contextmanager
+    def fresh() -> Iterator[str | None]:
+        if not url:
+            yield None
+            return
+        schemas = TestSchemas(url)
+        made = schemas.create()
+        try:
+            yield made
+        finally:
+            schemas.drop(made)
+
+    try:
+        yield fresh
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 def store_archive(services: Services, captures: list[CaptureIn], batch: int = 5000) -> int:
@@ -448,14 +484,14 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
     services.vectorspace.ensure_compatible()
     gap = timedelta(minutes=services.settings.window_gap_minutes)
     with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "SELECT id, chat_id, surface, kind, CAST(strftime('%s', first_at) AS INTEGER), "
-                "text, rowid FROM chunks WHERE vector_state = 'pending' ORDER BY rowid"
+        rows = [
+            (cid, chat, surface, kind, epoch_seconds(first), body, rowid)
+            for cid, chat, surface, kind, first, body, rowid in run(
+                session.connection(),
+                "SELECT id, chat_id, surface, kind, first_at, text, rowid "
+                "FROM chunks WHERE vector_state = 'pending' ORDER BY rowid",
             )
-            .all()
-        )
+        ]
     for i in range(0, len(rows), UPSERT_BATCH):
         part = rows[i : i + UPSERT_BATCH]
         with services.db.session(write=True) as session:  # plan creates missing turn keys
@@ -482,8 +518,10 @@ def fast_index_archive(services: Services, seed: int = 3) -> int:
         with services.db.session() as session:
             conn = session.connection()
             turns.save(conn, done)
-            conn.exec_driver_sql(
-                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?", [(r[0],) for r in part]
+            run(
+                conn,
+                "UPDATE chunks SET vector_state = 'indexed' WHERE id = ?",
+                [(r[0],) for r in part],
             )
     return len(rows)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from telegram import Update
 
+from core.storage.db import run
 from tests.bot import updates
 from tests.llm_server import FakeLLMServer, last_user_text
 from tests.telegram_server import FakeTelegram
@@ -112,13 +113,13 @@ class BotRunner:
 def scalar(services, sql: str, *params) -> Any:
     """One value from the database."""
     with services.db.session() as session:
-        return session.connection().exec_driver_sql(sql, params).scalar_one()
+        return run(session.connection(), sql, params).scalar_one()
 
 
 def rows(services, sql: str, *params) -> list[tuple]:
     """Rows from the database."""
     with services.db.session() as session:
-        return list(session.connection().exec_driver_sql(sql, params).all())
+        return list(run(session.connection(), sql, params).all())
 
 
 TELEGRAM_TAGS = {"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from datetime import datetime
@@ -18,7 +17,7 @@ from core.archive.records import CaptureIn
 from core.archive.spool import Spool
 from tests.bot import updates
 from tests.bot.support import BotRunner, rows
-from tests.core.memory.helpers import windows_on_disk
+from tests.core.memory.helpers import is_database, windows_on_disk
 
 FR = TEXTS["fr"]
 SECRET = "Ma grand-mère Hortense cache la clé du coffre sous l'érable : code 8841-QUETZAL"
@@ -63,36 +62,31 @@ def telegram_export(tmp_path) -> str:
     return str(path)
 
 
-def copies_in_database(home) -> dict:
-    """Where the secret sits in SQLite before the forget (read through a plain connection)."""
-    db = sqlite3.connect(home / "elora.db")
-    try:
+def copies_in_database(services) -> dict:
+    """Where the secret sits in the database before the forget."""
 
-        def count(sql: str) -> int:
-            return db.execute(sql).fetchone()[0]
+    def count(sql: str) -> int:
+        return services.db.rows(sql)[0][0]
 
-        has = "lower(text) LIKE '%hortense%'"
-        return {
-            "imported": count(f"SELECT count(*) FROM captures WHERE chat_id = '4242' AND {has}"),
-            "echoed": count(f"SELECT count(*) FROM captures WHERE role = 'assistant' AND {has}"),
-            "document": count(f"SELECT count(*) FROM captures WHERE kind = 'document' AND {has}"),
-            "remembered": count(
-                f"SELECT count(*) FROM memory_entries WHERE {has.replace('text', 'canonical_text')}"
-            ),
-            "learned": count(f"SELECT count(*) FROM proposals WHERE {has}") > 0,
-            "session": count(f"SELECT count(*) FROM session_chunks WHERE {has}") > 0,
-            "window": count("SELECT count(*) FROM threads WHERE lower(messages) LIKE '%hortense%'")
-            > 0,
-            "missing": count("SELECT count(*) FROM traces WHERE lower(pack) LIKE '%hortense%'") > 0,
-            # A fact a model read in a window, kept as a search key of a message that does not
-            # say it in its own words (core.archive.fact_keys).
-            "fact_key": count(
-                "SELECT count(*) FROM turn_keys k JOIN captures c ON c.rowid = k.capture_rowid "
-                "WHERE lower(k.facts) LIKE '%hortense%' AND lower(c.text) NOT LIKE '%hortense%'"
-            ),
-        }
-    finally:
-        db.close()
+    has = "lower(text) LIKE '%hortense%'"
+    return {
+        "imported": count(f"SELECT count(*) FROM captures WHERE chat_id = '4242' AND {has}"),
+        "echoed": count(f"SELECT count(*) FROM captures WHERE role = 'assistant' AND {has}"),
+        "document": count(f"SELECT count(*) FROM captures WHERE kind = 'document' AND {has}"),
+        "remembered": count(
+            f"SELECT count(*) FROM memory_entries WHERE {has.replace('text', 'canonical_text')}"
+        ),
+        "learned": count(f"SELECT count(*) FROM proposals WHERE {has}") > 0,
+        "session": count(f"SELECT count(*) FROM session_chunks WHERE {has}") > 0,
+        "window": count("SELECT count(*) FROM threads WHERE lower(messages) LIKE '%hortense%'") > 0,
+        "missing": count("SELECT count(*) FROM traces WHERE lower(pack) LIKE '%hortense%'") > 0,
+        # A fact a model read in a window, kept as a search key of a message that does not
+        # say it in its own words (core.archive.fact_keys).
+        "fact_key": count(
+            "SELECT count(*) FROM turn_keys k JOIN captures c ON c.rowid = k.capture_rowid "
+            "WHERE lower(k.facts) LIKE '%hortense%' AND lower(c.text) NOT LIKE '%hortense%'"
+        ),
+    }
 
 
 async def test_the_forget_confirmation_offers_the_messages_that_hold_the_memory(bot, llm, services):
@@ -156,9 +150,9 @@ async def test_forget_matching_leaves_no_piece_of_a_secret_stored_every_way(
         reason="database is locked",
     )  # fmt: skip
     stored = {path for path, _ in windows_on_disk(home, SECRET)}
-    assert any(p.startswith("elora.db") for p in stored), stored
+    assert any(is_database(p) for p in stored), stored
     assert {p.split("/")[0] for p in stored} >= {"spool", "mirror", "exports"}, stored
-    copies = copies_in_database(home)
+    copies = copies_in_database(services)
     fact_keys = copies.pop("fact_key")
     assert fact_keys >= 1
     assert copies == {

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import time
 from bot.i18n import TEXTS
 from tests.bot import updates
 from tests.bot.support import BotRunner, rows
+from tests.databases import locked
 
 BUSY_MS = 300  # a short busy timeout: the lock below outlasts it
 WAIT = 60.0
@@ -62,17 +62,12 @@ async def test_a_locked_database_answers_once_and_saves_everything_once_it_is_re
         llm.answer_when("Le dentiste est jeudi", "Noté pour jeudi.")
         llm.answer_when("Et le plombier", "Vendredi à 9 h.")
 
-        locker = sqlite3.connect(services.db.path, isolation_level=None)
-        locker.execute("BEGIN EXCLUSIVE")
-        try:
+        with locked(services):  # another process holds the write lock
             bot.push(updates.message("Le dentiste est jeudi à 10 h."))
             await bot.replies(42, 2)
             cli = await asyncio.to_thread(ask, "Et le plombier ?", tmp_path)
             await bot.settle()  # the bot handled everything it was sent
             assert saved(services, "Noté pour jeudi.", "assistant") == 0  # still locked out
-        finally:
-            locker.execute("ROLLBACK")
-            locker.close()
 
         await wait_until(
             lambda: (

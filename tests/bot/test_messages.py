@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import threading
 
 from bot.format import LIMIT
@@ -129,14 +127,11 @@ async def test_a_reply_telegram_refuses_for_another_reason_ends_in_an_apology(
     assert "BadRequest: Message is too long" in caplog.text and "Traceback" in caplog.text
 
 
-async def test_typing_shows_before_the_work_on_a_message_starts(bot, llm, telegram, home):
+async def test_typing_shows_before_the_work_on_a_message_starts(bot, llm, telegram, services):
     captures_when_typing = []
 
     def count_captures(params):
-        with contextlib.closing(
-            sqlite3.connect(f"file:{home / 'elora.db'}?mode=ro", uri=True)
-        ) as db:
-            captures_when_typing.append(db.execute("SELECT count(*) FROM captures").fetchone()[0])
+        captures_when_typing.append(services.db.rows("SELECT count(*) FROM captures")[0][0])
 
     telegram.on("sendChatAction", count_captures)
 

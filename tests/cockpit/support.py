@@ -16,6 +16,7 @@ from textual.worker import WorkerCancelled, WorkerFailed
 
 from core.archive.records import CaptureIn
 from core.memory.schema import KIND_TO_TIER
+from core.storage.db import run
 from core.storage.models import Proposal
 from tests.fakes import FixedClock as BaseFixedClock
 
@@ -214,7 +215,8 @@ def bulk_entries(services, count: int, first: int = 0) -> None:
                      f"Bulk fact number {i}", f"Bulk fact number {i}", "asserted", "global", 1,
                      0.8, 1, '["bulk"]', "active", touched, touched, "[]", "{}", "indexed"))  # fmt: skip
     with services.db.session() as session:
-        session.connection().exec_driver_sql(
+        run(
+            session.connection(),
             "INSERT INTO memory_entries (uuid, memory_id, tier, kind, canonical_text, "
             "embedding_text, truth_mode, scope, importance, confidence, observations, topics, "
             "status, created_at, last_touched, sources, attributes, vector_state) "

@@ -11,7 +11,7 @@ from core.audit import audit
 from core.cli.main import main
 from core.clock import SystemClock
 from core.services import Services
-from core.storage.db import db_time
+from core.storage.db import db_time, run
 from tests.core.learning.support import entry
 
 DAY = timedelta(days=1)
@@ -19,7 +19,7 @@ DAY = timedelta(days=1)
 
 def sql(services, statement: str, params: tuple = ()) -> None:
     with services.db.session() as session:
-        session.connection().exec_driver_sql(statement, params)
+        run(session.connection(), statement, params)
 
 
 @pytest.fixture

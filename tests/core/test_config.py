@@ -81,7 +81,7 @@ def test_environment_beats_dotenv_which_beats_toml(workdir, monkeypatch):
     ("name", "value"),
     [
         ("ELORA_CHROMA_URL", "ftp://vectors.example"),
-        ("ELORA_DATABASE_URL", "postgresql://localhost/elora"),
+        ("ELORA_DATABASE_URL", "mysql://localhost/elora"),
         ("ELORA_DB_BUSY_TIMEOUT_MS", "soon"),
         ("ELORA_WINDOW_MESSAGES", "0"),
         ("ELORA_LOG_LEVEL", "LOUD"),
@@ -154,3 +154,16 @@ def test_operator_ids_must_be_numeric(workdir, monkeypatch):
     monkeypatch.setenv("ELORA_OPERATOR_TELEGRAM_IDS", "camille")
     with pytest.raises(ConfigError, match="ELORA_OPERATOR_TELEGRAM_IDS"):
         load_settings()
+
+
+def test_the_database_password_never_reaches_doctor_or_the_logs(home, monkeypatch, capsys):
+    from core.cli.main import main
+
+    monkeypatch.setenv("ELORA_DATABASE_URL", "postgresql://elora:s3cr%40t-pw@127.0.0.1:1/elora")
+    settings = load_settings()
+
+    assert "s3cr@t-pw" in settings.secrets()  # redacted from every log line and trace
+    assert settings.resolved_database_url.startswith("postgresql+psycopg://")
+    main(["doctor", "--json"])
+    out = capsys.readouterr()
+    assert "s3cr" not in out.out + out.err

@@ -7,6 +7,7 @@ from core.archive.records import CaptureIn
 from core.cli.main import main
 from core.errors import EmbedderMismatch
 from core.services import Services
+from core.storage.db import run
 from tests.fakes import HashEmbedder
 
 pytestmark = pytest.mark.chroma_server
@@ -84,8 +85,6 @@ def test_reindex_rebuilds_vectors_and_queries_work_again(
     assert services.vectors.count("archive") == 3
     hits = services.vectorspace.query("archive", "where am I moving to?", 3)
     with services.db.session() as session:
-        top = session.connection().exec_driver_sql(
-            "SELECT text FROM chunks WHERE id = ?", (hits[0].id,)
-        )
+        top = run(session.connection(), "SELECT text FROM chunks WHERE id = ?", (hits[0].id,))
         assert "déménage" in top.scalar_one()
     services.close()

@@ -6,6 +6,7 @@ import pytest
 from core.archive.records import CaptureIn
 from core.jobs.registry import run_job
 from core.services import Services
+from core.storage.db import run
 from tests.fakes import BrokenEmbedder
 
 pytestmark = pytest.mark.chroma_server
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.chroma_server
 def _vector_states(services) -> list[str]:
     with services.db.session() as session:
         sql = "SELECT vector_state FROM chunks ORDER BY rowid"
-        return list(session.connection().exec_driver_sql(sql).scalars())
+        return list(run(session.connection(), sql).scalars())
 
 
 def test_capture_is_archived_when_embedder_fails_and_indexed_later(settings, embedder):

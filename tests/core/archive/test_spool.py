@@ -1,6 +1,4 @@
 import json
-import sqlite3
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import pytest
@@ -9,6 +7,8 @@ from core.archive.records import CaptureIn
 from core.cli.main import main
 from core.config import load_settings
 from core.services import Services
+from core.storage.db import run
+from tests.databases import locked
 
 pytestmark = pytest.mark.chroma_server
 
@@ -26,19 +26,7 @@ def _message(n: int, text: str | None = None) -> CaptureIn:
 
 def _stored_ids(services) -> list[str]:
     with services.db.session() as session:
-        return list(session.connection().exec_driver_sql("SELECT id FROM captures").scalars())
-
-
-@contextmanager
-def _exclusive_lock(path):
-    """Another process holding the database's write lock."""
-    locker = sqlite3.connect(path, isolation_level=None)
-    try:
-        locker.execute("BEGIN EXCLUSIVE")
-        yield
-    finally:
-        locker.execute("ROLLBACK")
-        locker.close()
+        return list(run(session.connection(), "SELECT id FROM captures").scalars())
 
 
 @pytest.fixture
@@ -58,7 +46,7 @@ def test_capture_goes_to_spool_while_db_is_locked_and_replay_stores_it_once(
         setup.close()
     services = setup if opened_before_lock else Services(settings, embedder=embedder)
 
-    with _exclusive_lock(services.db.path):
+    with locked(services):
         result = services.archive.capture(_message(2, "Je déménage à Lyon en mai"))
         assert result.status == "spooled"
         assert not result.durable

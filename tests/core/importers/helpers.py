@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.storage.db import run
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "data" / "examples"
 
 
 def rows(services, sql: str, *params) -> list[tuple]:
     """Rows of a SQL query against the archive database."""
     with services.db.session() as session:
-        return [tuple(r) for r in session.connection().exec_driver_sql(sql, params).all()]
+        return [tuple(r) for r in run(session.connection(), sql, params).all()]
 
 
 def tg_message(mid: int, text="hello", sender="Léa Martin", from_id="user42", **extra) -> dict:

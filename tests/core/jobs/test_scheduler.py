@@ -49,7 +49,7 @@ async def test_the_scheduler_registers_every_job_at_its_interval(services):
         for name, job in jobs.items():
             minutes = 60 if name == "reflexion" else JOBS[name].every_minutes
             assert job.trigger.interval.total_seconds() == minutes * 60
-            assert job.func is _safe and job.args == (services, name)
+            assert job.func is _safe and job.args[:3] == (services, name, minutes)
             assert job.max_instances == 1
     finally:
         scheduler.shutdown(wait=False)

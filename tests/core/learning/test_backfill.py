@@ -13,6 +13,7 @@ from core.cli.main import main
 from core.importers import telegram
 from core.learning import backfill
 from core.learning.backfill import count_pending, learn_archive
+from core.storage.db import run
 from tests.core.learning.support import NOW, capture, proposals
 
 EXPORT = Path(__file__).resolve().parents[3] / "data" / "examples" / "telegram" / "result.json"
@@ -37,7 +38,7 @@ def learnable(services, chat_id: str | None = None, since: str | None = None) ->
         sql += " AND sent_at >= ?"
         params.append(since)
     with services.db.session() as session:
-        return session.connection().exec_driver_sql(sql, tuple(params)).scalar_one()
+        return run(session.connection(), sql, tuple(params)).scalar_one()
 
 
 def learn_cli(capsys, *args: str) -> dict:
@@ -79,9 +80,9 @@ def test_elora_learn_can_be_limited_to_one_chat_and_resumes_with_the_rest(servic
     sources = [p.source_capture_ids[0] for p in proposals(services)]
     with services.db.session() as session:
         chats = {
-            session.connection()
-            .exec_driver_sql("SELECT chat_id FROM captures WHERE id = ?", (s,))
-            .scalar_one()
+            run(
+                session.connection(), "SELECT chat_id FROM captures WHERE id = ?", (s,)
+            ).scalar_one()
             for s in sources
         }
     assert chats == {TOM}

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.archive.records import CaptureIn
 from core.memory.schema import KIND_TO_TIER
+from tests.databases import home_database_url, index_finds, server_files
 from tests.fakes import FixedClock as BaseFixedClock
 
 # A Saturday; "hier" is Friday 14 June, "last week" is Monday 3 to Sunday 9 June.
@@ -81,41 +82,70 @@ def _variants(needle: str) -> set[bytes]:
     return {v.lower().encode("utf-8") for v in (needle, folded)}
 
 
+def _stored_files(root: Path) -> list[tuple[str, Path]]:
+    """(name, path) of every file under root and, when the home runs on PostgreSQL, of the
+    server's files for its tables and indexes (named database/...)."""
+    files = [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*")) if p.is_file()]
+    url = home_database_url()
+    if url:
+        files += [(f"database/{p.parent.name}/{p.name}", p) for p in server_files(url)]
+    return files
+
+
+def is_database(name: str) -> bool:
+    """Whether a file named by files_containing/windows_on_disk is the database's."""
+    return name.startswith(("elora.db", "database/"))
+
+
+def database_name() -> str:
+    """How the database's files are named once folded by as_stored: elora.db or database."""
+    return "database" if home_database_url() else "elora.db"
+
+
+def as_stored(name: str) -> str:
+    """A file name with PostgreSQL's many relation files folded into "database"."""
+    return "database" if name.startswith("database/") else name
+
+
 def files_containing(root: Path, needle: str) -> list[str]:
-    """Every file under root holding the needle, case-insensitively (FTS keeps folded tokens)."""
+    """Every file under root (and the database's, on a server) holding the needle,
+    case-insensitively (FTS keeps folded tokens)."""
     wanted = _variants(needle)
     found = []
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes().lower()
-            if any(w in data for w in wanted):
-                found.append(str(path.relative_to(root)))
+    for name, path in _stored_files(root):
+        data = path.read_bytes().lower()
+        if any(w in data for w in wanted):
+            found.append(name)
     return found
 
 
-def fts_terms(db_path: Path) -> set[str]:
-    """Every term still present in the three FTS5 indexes (read through fts5vocab)."""
+def fts_terms(db_path: Path, words: set[str]) -> set[str]:
+    """Which of these words the full-text indexes still hold: SQLite's three FTS5 indexes
+    (read through fts5vocab), or PostgreSQL's search columns (asked with each word)."""
+    url = home_database_url()
+    if url:
+        return index_finds(url, words)
     conn = sqlite3.connect(db_path)
     try:
         terms: set[str] = set()
         for fts in ("entries_fts", "captures_fts", "chunks_fts"):
             conn.execute(f"CREATE VIRTUAL TABLE temp.v_{fts} USING fts5vocab(main, {fts}, row)")
             terms |= {row[0] for row in conn.execute(f"SELECT term FROM temp.v_{fts}")}
-        return terms
+        return terms & words
     finally:
         conn.close()
 
 
 def windows_on_disk(root: Path, secret: str, width: int = 12) -> list[tuple[str, str]]:
     """Every (file, piece) where a `width`-character piece of the secret is still on disk under
-    root: each window of the secret, as written and without accents, in any case (UTF-8)."""
+    root (or in the database's files on a server): each window of the secret, as written and
+    without accents, in any case (UTF-8)."""
     pieces = set()
     for variant in {secret, *{v.decode() for v in _variants(secret)}}:
         pieces |= {variant[i : i + width] for i in range(len(variant) - width + 1)}
     wanted = {p: p.lower().encode("utf-8") for p in pieces}
     found = []
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes().lower()
-            found += [(str(path.relative_to(root)), p) for p, w in wanted.items() if w in data]
+    for name, path in _stored_files(root):
+        data = path.read_bytes().lower()
+        found += [(name, p) for p, w in wanted.items() if w in data]
     return found

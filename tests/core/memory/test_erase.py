@@ -17,7 +17,16 @@ from core.memory.forget import forget_entry, forget_matching, preview
 from core.memory.matching import Phrase, fold_for_match
 from core.memory.mirror import export_markdown
 from core.recall.archive_search import search_archive
-from tests.core.memory.helpers import entry, fts_terms, message, source_of, windows_on_disk
+from tests.core.memory.helpers import (
+    as_stored,
+    database_name,
+    entry,
+    fts_terms,
+    is_database,
+    message,
+    source_of,
+    windows_on_disk,
+)
 
 SECRET = "Ma grand-mère Hortense cache la clé du coffre sous l'érable : code 8841-QUETZAL"
 # How the operator types it: other case, no accents, a typographic apostrophe.
@@ -108,12 +117,7 @@ def test_the_preview_lists_every_copy_and_erases_nothing(services, home, stocked
     assert services.spool.backlog() == 0
     spooled = {m.capture_id for m in plan.messages} - {said[1].id, said[3].id, echo.id}
     assert len(plan.messages) == 4 and len(spooled) == 1
-    with services.db.session() as session:
-        text = (
-            session.connection()
-            .exec_driver_sql("SELECT text FROM captures WHERE id = ?", (spooled.pop(),))
-            .scalar_one()
-        )
+    [(text,)] = services.db.rows("SELECT text FROM captures WHERE id = ?", (spooled.pop(),))
     assert text == f"(spooled) {SECRET}"
     assert {(m.chat_id, m.sent_at) for m in plan.messages} >= {("77", "2024-05-02 18:01")}
     assert {(e.memory_id, e.why) for e in plan.entries} == {
@@ -140,7 +144,7 @@ def test_forget_matching_leaves_no_piece_of_the_phrase_in_any_file_elora_wrote(
 ):
     before = {f for f, _ in windows_on_disk(home, SECRET)}
     assert {"notes.txt", "skills/coffre/SKILL.md"} <= before  # the search finds copies
-    assert any(f.startswith("elora.db") for f in before) and any("mirror" in f for f in before)
+    assert any(is_database(f) for f in before) and any("mirror" in f for f in before)
 
     report = forget_matching(services, PHRASE)
 
@@ -151,7 +155,7 @@ def test_forget_matching_leaves_no_piece_of_the_phrase_in_any_file_elora_wrote(
     assert report.wal_truncated and report.vectors_erased
     leftovers = {f for f, _ in windows_on_disk(home, SECRET)}
     assert leftovers == {"notes.txt"}, windows_on_disk(home, SECRET)
-    assert not {"quetzal", "hortense", "erable", "8841"} & fts_terms(home / "elora.db")
+    assert not fts_terms(home / "elora.db", {"quetzal", "hortense", "erable", "8841"})
 
 
 def test_what_did_not_hold_the_phrase_stays_and_stays_findable(services, home, stocked):
@@ -243,7 +247,8 @@ def test_forget_without_sources_keeps_messages_but_drops_proposals_with_the_text
 
     assert (report.removed_captures, report.removed_proposals) == (0, 1)
     assert services.proposals.list(limit=5) == []
-    assert {f for f, _ in windows_on_disk(home, "Badge du parking : 3141-IBIS")} == {"elora.db"}
+    stored = {as_stored(f) for f, _ in windows_on_disk(home, "Badge du parking : 3141-IBIS")}
+    assert stored == {database_name()}
     assert services.archive.counts()["captures"] == 1  # the archive is only erased when asked
 
 

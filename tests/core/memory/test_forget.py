@@ -9,6 +9,7 @@ from core.memory.api import forget_memory, save_memory, search_memory
 from core.recall.archive_search import search_archive
 from core.recall.pack import build_pack
 from tests.core.memory.helpers import entry, files_containing, fts_terms, message, source_of
+from tests.databases import texts
 
 SECRET_TEXT = "Mon code de casier est 4711-ZEBRA"
 SECRET_TOKEN = "4711-ZEBRA"
@@ -26,9 +27,7 @@ def _recall_paths(services, memory_id: str) -> dict[str, bool]:
     in_pack = build_pack(services, QUESTION).item_ids()
     return {
         "search_memory": memory_id in [h["memory_id"] for h in search_memory(services, QUESTION)],
-        "fts": bool(
-            _rows(services, "SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'zebra'")
-        ),
+        "fts": bool(texts(services, "entries", "zebra")),
         "vector": bool(services.vectors.get_vectors("memory", [uuid])),
         "pack": memory_id in in_pack,
         "listing": memory_id in [e.memory_id for e in services.memory.list(status=None)],
@@ -59,13 +58,13 @@ def test_forgetting_leaves_no_copy_of_the_text_in_any_file_of_the_home(services,
     save_memory(services, entry("fact.locker", SECRET_TEXT, topics=["casier"]))
     build_pack(services, QUESTION)
     assert files_containing(home, SECRET_TOKEN)  # the byte search does find text on disk
-    assert "zebra" in fts_terms(home / "elora.db")
+    assert fts_terms(home / "elora.db", {"zebra"}) == {"zebra"}
 
     forget_memory(services, "fact.locker")
 
     for needle in (SECRET_TEXT, SECRET_TOKEN, "ZEBRA", "1066-OKAPI", "OKAPI"):
         assert files_containing(home, needle) == [], needle
-    assert not {"zebra", "okapi", "4711", "1066"} & fts_terms(home / "elora.db")
+    assert not fts_terms(home / "elora.db", {"zebra", "okapi", "4711", "1066"})
     assert files_containing(home, "Tomates cerises")  # the rest of memory is intact
 
 
@@ -135,7 +134,7 @@ def test_forget_with_sources_erases_the_source_message_everywhere(
     assert (report.removed_captures, report.rewritten_chunks) == (1, 1)
     for needle in (SECRET_TEXT, SECRET_TOKEN, "ZEBRA", "Mon code de casier"):
         assert files_containing(home, needle) == [], needle
-    assert not {"zebra", "4711"} & fts_terms(home / "elora.db")
+    assert not fts_terms(home / "elora.db", {"zebra", "4711"})
     window = _window(services)
     assert "101" not in window.message_ids
     assert "zebra" not in window.text.lower()
@@ -188,7 +187,7 @@ def test_forget_without_sources_keeps_the_archived_messages(services, home, chat
     assert report.removed_captures == 0
     assert files_containing(home, "3141-IBIS") == []
     assert files_containing(home, "IBIS") == []
-    assert "ibis" not in fts_terms(home / "elora.db")
+    assert not fts_terms(home / "elora.db", {"ibis"})
     assert files_containing(home, "Et le vélo est au sous-sol, place B12.")
     assert "101" in _window(services).message_ids  # nothing of the archive was touched
 

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from core.archive.records import CaptureIn
+from core.storage.db import run
 from tests.core.routing.support import NOW, ask
 
 
@@ -14,7 +15,7 @@ def vector_states(services) -> dict[str, str]:
         "JOIN captures c ON c.rowid = cc.capture_rowid"
     )
     with services.db.session() as session:
-        return dict(session.connection().exec_driver_sql(sql).all())
+        return dict(run(session.connection(), sql).all())
 
 
 async def test_a_message_indexes_its_own_chunks_not_the_pending_backlog(services, llm):

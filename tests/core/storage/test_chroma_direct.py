@@ -75,7 +75,17 @@ def test_a_new_collection_is_created_by_the_client_then_used_through_it(store):
     assert not direct.direct
 
 
-def test_one_shot_commands_read_and_write_vectors_without_importing_chromadb(services, home):
+@pytest.fixture
+def embedded(home, monkeypatch):
+    """This home's vectors in embedded Chroma, even in CI's reruns against a Chroma server
+    (a server is reached through the chromadb client: the case below is the embedded one)."""
+    monkeypatch.delenv("ELORA_CHROMA_URL", raising=False)
+    monkeypatch.delenv("ELORA_CHROMA_PREFIX", raising=False)
+
+
+def test_one_shot_commands_read_and_write_vectors_without_importing_chromadb(
+    embedded, services, home
+):
     from core.memory.api import remember
 
     remember(services, "Le vélo est au garage")  # creates the store (the client's job)

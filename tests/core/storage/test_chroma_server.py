@@ -13,6 +13,7 @@ import pytest
 from core.archive.records import CaptureIn
 from core.config import load_settings
 from core.services import Services
+from core.storage.db import run
 
 STARTUP_SECONDS = 60
 
@@ -102,9 +103,7 @@ def test_captures_are_indexed_on_a_chroma_server_and_found_by_meaning(
 
     hits = services.vectorspace.query("archive", "where am I moving to?", 1)
     with services.db.session() as session:
-        top = session.connection().exec_driver_sql(
-            "SELECT text FROM chunks WHERE id = ?", (hits[0].id,)
-        )
+        top = run(session.connection(), "SELECT text FROM chunks WHERE id = ?", (hits[0].id,))
         assert "déménage" in top.scalar_one()
     assert services.vectors.count("archive") == 3
     assert not settings.chroma_dir.exists()  # nothing went to an embedded store
@@ -134,7 +133,7 @@ def test_reindex_on_a_server_refills_missing_vectors_and_writes_nothing_under_ho
         )
         assert services.archive.capture(item).indexed
     with services.db.session() as session:
-        ids = [r[0] for r in session.connection().exec_driver_sql("SELECT id FROM chunks").all()]
+        ids = [r[0] for r in run(session.connection(), "SELECT id FROM chunks").all()]
     services.vectors.delete("archive", ids[:2])
     health = services.vectorspace.health(refresh=True)
     assert health.collections["archive"].missing == 2

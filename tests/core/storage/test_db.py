@@ -7,6 +7,10 @@ import pytest
 from core.errors import StorageUnavailable
 from core.storage.db import Database, WriteAfterRead
 
+# SQLite itself: its files, PRAGMAs and FTS5 tables (tests/core/storage/test_postgres.py
+# checks the same on PostgreSQL).
+pytestmark = pytest.mark.sqlite_only
+
 
 @pytest.fixture
 def db(tmp_path):

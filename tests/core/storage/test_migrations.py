@@ -8,6 +8,10 @@ import core.storage.models  # noqa: F401  (registers every table on SQLModel.met
 from core.storage.db import Database
 from core.storage.migrations import MIGRATIONS, applied_versions, migrate
 
+# SQLite itself: its files, PRAGMAs and FTS5 tables (tests/core/storage/test_postgres.py
+# checks the same on PostgreSQL).
+pytestmark = pytest.mark.sqlite_only
+
 FTS_TABLES = {"captures_fts", "chunks_fts", "entries_fts"}
 
 _RAW_CAPTURE = (

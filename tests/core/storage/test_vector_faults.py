@@ -24,6 +24,7 @@ from core.archive.records import CaptureIn
 from core.config import load_settings
 from core.memory.api import remember
 from core.services import Services
+from core.storage.db import run
 from core.storage.vectors import COLLECTIONS, ChromaIndex
 
 MOVE = "Je déménage à Lyon le 15 mai, le camion est réservé pour 8h"
@@ -63,6 +64,14 @@ def _archive_texts(pack: dict) -> list[str]:
         for item in layer["items"]
         if item["source_type"] == "archive"
     ]
+
+
+@pytest.fixture(autouse=True)
+def embedded(home, monkeypatch):
+    """These faults are the embedded store's (its files on disk): CI's reruns against a Chroma
+    server keep this module's homes on embedded Chroma."""
+    monkeypatch.delenv("ELORA_CHROMA_URL", raising=False)
+    monkeypatch.delenv("ELORA_CHROMA_PREFIX", raising=False)
 
 
 @pytest.fixture
@@ -164,7 +173,7 @@ def test_a_store_holding_far_fewer_vectors_than_sqlite_indexed_degrades_recall(
     settings = load_settings()
     services = Services(settings, embedder=embedder)
     with services.db.session() as session:
-        rows = session.connection().exec_driver_sql("SELECT id FROM chunks LIMIT 10").all()
+        rows = run(session.connection(), "SELECT id FROM chunks LIMIT 10").all()
     ids = [r[0] for r in rows]
     services.vectors.delete("archive", ids)  # a third of the archive lost its vectors
 

@@ -20,6 +20,7 @@ from core.undo import log
 from core.undo.context import acting
 from core.undo.reverse import undo
 from tests.core.learning.support import NOW, entry
+from tests.databases import search
 
 
 async def propose(services, text: str, kind: str = "fact", **fields):
@@ -32,7 +33,7 @@ def rows(services, sql: str, *params):
 
 
 def fts_hits(services, word: str) -> int:
-    return rows(services, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", word)[0][0]
+    return len(search(services, "entries", [word]))
 
 
 async def test_undoing_an_approval_removes_the_entry_and_reopens_the_proposal(services):

@@ -1,0 +1,1 @@
+"""Several workers on one database: the shared update queue, leadership, job claims."""
