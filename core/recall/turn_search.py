@@ -58,6 +58,7 @@ SPEAKER_BONUS = 0.08
 # everyone uses ("haha yes exactly", "noted") borrows its key's meaning from its speaker's name
 # and the turn it answers, and would otherwise come closest to any question naming its speaker.
 SAYS_ENOUGH = 3.0
+FORMS_SHARE = 0.75
 CONTEXT_SAYS = 0.5  # the turn it answers counts for this much of a turn's key
 # A turn that only hands the floor over with a question holds less than its answer (whose own
 # key already carries the question as context).
@@ -130,7 +131,11 @@ def _turns(services, query, query_vector, windows, window, chats, vocabulary) ->
         if not candidates:
             return []
         rows = _details(conn, sorted(candidates))
-    words = vocabulary.scores(query, {r["rowid"]: r["text"] for r in rows})
+    texts = {r["rowid"]: r["text"] for r in rows}
+    words = vocabulary.scores(query, texts)
+    # A word's other forms ("badges" for "badge") count, less than the word itself.
+    for rowid, raw in vocabulary.scores(query, texts, forms=True).items():
+        words[rowid] = min(words.get(rowid, 0.0), FORMS_SHARE * raw)
     keyed = vocabulary.scores(query, {r["rowid"]: r["keys"] for r in rows if r["keys"]})
     # Only the best windows are scored (the others' vectors would have to be read too).
     window_score = {h.chunk_id: h.score for h in windows}

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from core.recall.lexical import bm25, query_terms, terms
+from core.recall.lexical import bm25, query_terms, stem_terms, terms, word_forms
 
 if TYPE_CHECKING:
     from core.recall.turn_search import TurnHit
     from core.services import Services
 
 Term = tuple[str, bool]  # (term, is a prefix)
+MAX_TERMS = 12  # words of a question searched (lexical.query_terms)
 
 
 class Vocabulary:
@@ -55,23 +56,34 @@ class Vocabulary:
                     ).scalar()
                     self.documents[(term, True)] = int(count or 0)
 
-    def scores(self, query: str, texts: dict[int, str]) -> dict[int, float]:
-        """BM25 (negative, as SQLite gives it) of these texts for the query's words."""
-        wanted = query_terms(query)
+    def scores(self, query: str, texts: dict[int, str], forms: bool = False) -> dict[int, float]:
+        """BM25 (negative, as SQLite gives it) of these texts for the query's words (with their
+        other forms: lexical.word_forms)."""
+        wanted = stem_terms(query) if forms else query_terms(query)
         if not wanted or not texts:
             return {}
         self._lookup(wanted)
         return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
 
     def rarest(self, text: str, keep: int) -> str | None:
-        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
-        searching every word of a message matches most of the archive."""
-        wanted = query_terms(text)
-        if not wanted:
+        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones),
+        each with its forms (lexical.word_forms): searching every word of a message matches most
+        of the archive."""
+        words = [word_forms(w) for w in terms(text)[:MAX_TERMS]]
+        if not words:
             return None
-        self._lookup(wanted)
-        rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
-        parts = [f'"{t}"*' if prefix else f'"{t}"' for t, prefix in rare]
+        self._lookup([f for forms in words for f in forms])
+
+        def count(forms: list[Term]) -> int:
+            return sum(self.documents.get(f, 0) for f in forms)
+
+        rare = sorted((forms for forms in words if count(forms)), key=count)[:keep]
+        parts = [
+            f'"{t}"*' if prefix else f'"{t}"'
+            for forms in rare
+            for t, prefix in forms
+            if self.documents.get((t, prefix))
+        ]
         return " OR ".join(parts) if parts else None
 
     def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
