@@ -229,22 +229,23 @@ def stem(word: str) -> str:
 
 def word_forms(word: str) -> list[tuple[str, bool]]:
     """What one query word is searched as: (term, is a prefix) alternatives. A long word by its
-    first letters; a shorter one by its stem when it has an ending, else itself and its other
-    number ("kids" ~ "kid", "hike" ~ "hikes")."""
-    if not word.isalpha():
+    first letters, a shorter one by its stem ("family" ~ famil*, "paint" ~ paint*); words too
+    short for a prefix by their other forms ("kids" ~ "kid", "hike" ~ "hiking")."""
+    if not word.isalpha() or len(word) < 3:
         return [(word, False)]
     if len(word) >= PREFIX_LONG:
         return [(min(stem(word), word[: max(5, len(word) - 3)], key=len), True)]
+    for ending in ("ing", "ed"):  # hiking, baked: their stems are too short for a prefix
+        if word.endswith(ending) and len(word) - len(ending) < STEM_MIN:
+            base = word[: -len(ending)]
+            return [(word, False), (base + "e", False), (base + "es", False)]
+    if word.endswith("y") and len(word) > STEM_MIN:  # family ~ families
+        return [(word[:-1], True)]
     root = stem(word)
-    if root != word or len(word) > STEM_MIN:  # paint ~ painting, painted
-        return [(root, True)]
-    if len(word) < 3:
-        return [(word, False)]
-    if word.endswith(("ing", "ed")) and len(word) >= 5:  # hiking, baked: hike, bake
-        base = word[:-3] if word.endswith("ing") else word[:-2]
-        return [(word, False), (base + "e", False), (base + "es", False)]
-    if word.endswith("y"):
-        return [(word, False), (word[:-1] + "ies", False)]
+    if root != word or (len(word) >= STEM_MIN and not word.endswith(("e", "s"))):
+        return [(root, True)]  # badges ~ badg*, paint ~ paint*, camp ~ camp*
+    if word.endswith("e"):
+        return [(word, False), (word + "s", False), (word[:-1] + "ing", False), (word + "d", False)]
     other = word[:-1] if word.endswith("s") else word + "s"
     return [(word, False), (other, False)]
 
