@@ -62,6 +62,8 @@ SPEAKER_BONUS = 0.16
 # everyone uses ("haha yes exactly", "noted") borrows its key's meaning from its speaker's name
 # and the turn it answers, and would otherwise come closest to any question naming its speaker.
 SAYS_ENOUGH = 3.0
+# A question word's other forms (lexical.word_forms: "badges" for "badge") score this share of
+# the word itself: a prefix also matches unrelated words (famil* ~ familiar).
 FORMS_SHARE = 0.75
 CONTEXT_SAYS = 0.5  # the turn it answers counts for this much of a turn's key
 # A turn that only hands the floor over with a question holds less than its answer (whose own
