@@ -218,16 +218,65 @@ def terms(question: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+# Inflectional endings of English and French words, longest first: what is left (at least
+# STEM_MIN letters) is searched as a prefix, so "badges" finds "badge", "painted" finds
+# "painting" and "familles" finds "famille", without a stemmer in the index (the same query
+# works on every full-text engine).
+_ENDINGS = (
+    "ements", "ement", "ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied",
+    "ees", "ee", "es", "ed", "s", "x", "e",
+)  # fmt: skip
+# ("-er" is left alone: career, sister, summer are not inflected forms.)
+STEM_MIN = 4
+PREFIX_LONG = 7  # words this long are searched by their first letters (déménage ~ déménagement)
+
+
+def stem(word: str) -> str:
+    """A word without its inflectional ending (at least STEM_MIN letters kept), else itself."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= STEM_MIN:
+            return word[: -len(ending)]
+    return word
+
+
+def word_forms(word: str) -> list[tuple[str, bool]]:
+    """What one query word is searched as: (term, is a prefix) alternatives. A long word by its
+    first letters, a shorter one by its stem ("family" ~ famil*, "paint" ~ paint*); words too
+    short for a prefix by their other forms ("kids" ~ "kid", "hike" ~ "hiking")."""
+    if not word.isalpha() or len(word) < 3:
+        return [(word, False)]
+    if len(word) >= PREFIX_LONG:
+        return [(min(stem(word), word[: max(5, len(word) - 3)], key=len), True)]
+    for ending in ("ing", "ed"):  # hiking, baked: their stems are too short for a prefix
+        if word.endswith(ending) and len(word) - len(ending) < STEM_MIN:
+            base = word[: -len(ending)]
+            return [(word, False), (base + "e", False), (base + "es", False)]
+    if word.endswith("y") and len(word) > STEM_MIN:  # family ~ families
+        return [(word[:-1], True)]
+    root = stem(word)
+    if root != word or (len(word) >= STEM_MIN and not word.endswith(("e", "s"))):
+        return [(root, True)]  # badges ~ badg*, paint ~ paint*, camp ~ camp*
+    if word.endswith("e"):
+        return [(word, False), (word + "s", False), (word[:-1] + "ing", False), (word + "d", False)]
+    other = word[:-1] if word.endswith("s") else word + "s"
+    return [(word, False), (other, False)]
+
+
 def query_terms(question: str, max_terms: int = 12) -> list[tuple[str, bool]]:
-    """The terms a search uses, as (term, is a prefix): long words become prefixes
+    """The terms a search scores with, as (term, is a prefix): long words become prefixes
     (déménage ~ déménagement)."""
     out = []
     for word in terms(question)[:max_terms]:
-        if len(word) >= 7 and word.isalpha():
+        if len(word) >= PREFIX_LONG and word.isalpha():
             out.append((word[: max(5, len(word) - 3)], True))
         else:
             out.append((word, False))
     return out
+
+
+def stem_terms(question: str, max_terms: int = 12) -> list[tuple[str, bool]]:
+    """The terms of a question's words with their other forms (word_forms), in its order."""
+    return list(dict.fromkeys(f for word in terms(question)[:max_terms] for f in word_forms(word)))
 
 
 def fts_query(question: str, max_terms: int = 12) -> Match | None:

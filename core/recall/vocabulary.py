@@ -11,7 +11,7 @@ import math
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from core.recall.lexical import bm25, query_terms, terms
+from core.recall.lexical import bm25, query_terms, stem_terms, terms, word_forms
 from core.storage.fulltext import Match
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from core.services import Services
 
 Term = tuple[str, bool]  # (term, is a prefix)
+MAX_TERMS = 12  # words of a question searched (lexical.query_terms)
 
 
 # Counts already read, shared by the recalls of a process while the full-text index is
@@ -83,23 +84,30 @@ class Vocabulary:
             _SHARED[db] = shared
         self.documents = shared[1]
 
-    def scores(self, query: str, texts: dict[int, str]) -> dict[int, float]:
-        """BM25 (negative, as SQLite gives it) of these texts for the query's words."""
-        wanted = query_terms(query)
+    def scores(self, query: str, texts: dict[int, str], forms: bool = False) -> dict[int, float]:
+        """BM25 (negative, as SQLite gives it) of these texts for the query's words (with their
+        other forms: lexical.word_forms)."""
+        wanted = stem_terms(query) if forms else query_terms(query)
         if not wanted or not texts:
             return {}
         self._lookup(wanted)
         return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
 
     def rarest(self, text: str, keep: int) -> Match | None:
-        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones):
-        searching every word of a message matches most of the archive."""
-        wanted = query_terms(text)
-        if not wanted:
+        """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones),
+        each with its forms (lexical.word_forms): searching every word of a message matches most
+        of the archive."""
+        words = [word_forms(w) for w in terms(text)[:MAX_TERMS]]
+        if not words:
             return None
-        self._lookup(wanted)
-        rare = sorted((q for q in wanted if self.documents.get(q)), key=self.documents.get)[:keep]
-        return Match(rare) if rare else None
+        self._lookup([f for forms in words for f in forms])
+
+        def count(forms: list[Term]) -> int:
+            return sum(self.documents.get(f, 0) for f in forms)
+
+        rare = sorted((forms for forms in words if count(forms)), key=count)[:keep]
+        found = [f for forms in rare for f in forms if self.documents.get(f)]
+        return Match(found) if found else None
 
     def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
         """How much each text says, in rare words, up to `enough`: the sum of its words' inverse

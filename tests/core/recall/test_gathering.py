@@ -65,3 +65,37 @@ def test_evidence_comes_from_every_session_not_near_duplicates_of_one(services):
     shown = [m for i in pack.items() if i["source_type"] == "archive" for m in i["message_ids"]]
     assert len(shown) == len(set(shown))  # never a message twice
     assert {"m1", "m2", "m3", "m4"} <= set(shown)
+
+
+STATEMENTS = [
+    "I went on a hike with my church friends on Saturday, the view was amazing",
+    "My church friends and I volunteered at the soup kitchen last night",
+    "We had a picnic by the lake with my church friends, so relaxing",
+    "Went camping for the weekend with my church friends, we sang by the fire",
+]
+
+
+def test_what_the_named_person_did_comes_before_the_other_speakers_reactions(services):
+    # Each session: Maria says what she did with her church friends; John answers with the
+    # question's own words, and says nothing about what she did.
+    reactions = [
+        "Wow Maria, your church friends sound like so much fun, what a great activity!",
+        "Maria, doing things with your church friends is always such a great activity!",
+        "Your church friends again, Maria! Love these activities with them!",
+        "So many activities with your church friends, Maria, that's wonderful!",
+    ]
+    captures = []
+    for (day, (mid, _), talk), statement, reaction in zip(
+        SESSIONS, STATEMENTS, reactions, strict=True
+    ):
+        lines = [(talk[0], "John"), (talk[1], "Maria"), (statement, "Maria"), (reaction, "John")]
+        for k, (text, sender) in enumerate(lines):
+            msg_id = mid if text == statement else f"{mid}-{k}"
+            captures.append(message(msg_id, text, day + timedelta(seconds=30 * k), sender=sender))
+    services.archive.store_batch(captures)
+    services.archive.index_pending()
+
+    pack = build_pack(services, "What activities has Maria done with her church friends?")
+
+    first = [m for i in pack.items() if i["source_type"] == "archive" for m in i["message_ids"]]
+    assert set(first[:4]) == {"m1", "m2", "m3", "m4"}
