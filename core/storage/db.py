@@ -161,7 +161,7 @@ class Database:
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
             cur.execute(f"PRAGMA busy_timeout = {busy}")
-            cur.execute("PRAGMA journal_mode = WAL")
+            _set_wal(cur, busy / 1000)
             cur.execute("PRAGMA synchronous = NORMAL")
             cur.execute("PRAGMA foreign_keys = ON")
             cur.execute("PRAGMA secure_delete = ON")
@@ -439,6 +439,23 @@ def qmark(sql: str, params: tuple | list = ()) -> TextClause:
     if len(values) != len(params):
         raise ValueError(f"{len(params)} parameters for {len(values)} placeholders: {sql[:80]}")
     return statement("".join(out), values)
+
+
+def _set_wal(cur: sqlite3.Cursor, timeout: float) -> None:
+    """Put the file in WAL mode, waiting up to `timeout` seconds for its turn: a new file's
+    first switch to WAL is refused at once (no busy handler) while another process makes the
+    same switch, as processes opening a new home together do."""
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)  # the other opener's switch takes a few milliseconds
+            pause = min(pause * 2, 0.1)
 
 
 def db_time(value) -> str | None:

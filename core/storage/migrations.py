@@ -684,6 +684,16 @@ def migrate(conn: Connection) -> list[int]:
 
 
 def _migrate(conn: Connection) -> list[int]:
+    if not is_postgres(conn) and not _has_migrations_table(conn):
+        # A new home. Processes opening it together must each wait their turn: a CREATE after
+        # this read would be refused at once (SQLite cannot wait for a write lock in a
+        # transaction whose snapshot another process's commit made stale), so it takes the
+        # write lock at BEGIN. PostgreSQL's processes take turns under an advisory lock.
+        conn.commit()
+        conn.execution_options(elora_immediate=True)
+        with conn.begin():
+            applied_versions(conn)
+        conn.execution_options(elora_immediate=False)
     done = applied_versions(conn)
     conn.commit()
     applied = []

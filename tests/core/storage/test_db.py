@@ -119,3 +119,30 @@ def test_opening_a_database_is_not_a_write_for_the_after_write_hooks(tmp_path):
         assert writes == ["hook"]
     finally:
         database.close()
+
+
+def test_processes_opening_a_new_home_together_each_wait_their_turn(tmp_path):
+    # Several processes (bot, cockpit, a CLI command) started at once on a home that has no
+    # database yet: each one's migration must wait for the others, not fail with "locked".
+    for round_ in range(6):
+        path = tmp_path / f"elora-{round_}.db"
+        databases = [Database(f"sqlite:///{path}") for _ in range(4)]
+        start = threading.Barrier(len(databases))
+        failures: list[BaseException] = []
+
+        def open_(database: Database, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                database.engine  # noqa: B018 - creating the engine migrates the file
+            except BaseException as exc:  # what the test reports
+                failures.append(exc)
+
+        threads = [threading.Thread(target=open_, args=(d,)) for d in databases]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        versions = [d.rows("SELECT count(*) FROM schema_migrations")[0][0] for d in databases]
+        for database in databases:
+            database.close()
+        assert failures == [] and len(set(versions)) == 1, (round_, failures)
