@@ -121,6 +121,14 @@ def test_opening_a_database_is_not_a_write_for_the_after_write_hooks(tmp_path):
         database.close()
 
 
+def _open_at_once(database: Database, start: threading.Barrier, failures: list) -> None:
+    start.wait()
+    try:
+        database.engine  # noqa: B018 - creating the engine migrates the file
+    except BaseException as exc:  # what the test reports
+        failures.append(exc)
+
+
 def test_processes_opening_a_new_home_together_each_wait_their_turn(tmp_path):
     # Several processes (bot, cockpit, a CLI command) started at once on a home that has no
     # database yet: each one's migration must wait for the others, not fail with "locked".
@@ -129,15 +137,9 @@ def test_processes_opening_a_new_home_together_each_wait_their_turn(tmp_path):
         databases = [Database(f"sqlite:///{path}") for _ in range(4)]
         start = threading.Barrier(len(databases))
         failures: list[BaseException] = []
-
-        def open_(database: Database, start: threading.Barrier = start) -> None:
-            start.wait()
-            try:
-                database.engine  # noqa: B018 - creating the engine migrates the file
-            except BaseException as exc:  # what the test reports
-                failures.append(exc)
-
-        threads = [threading.Thread(target=open_, args=(d,)) for d in databases]
+        threads = [
+            threading.Thread(target=_open_at_once, args=(d, start, failures)) for d in databases
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
