@@ -18,7 +18,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -422,6 +422,12 @@ def run_many(conn: Connection, sql: str, rows: list[tuple]) -> None:
 def qmark(sql: str, params: tuple | list = ()) -> TextClause:
     """SQL written with `?` placeholders (outside quotes) as a statement() for either
     database: the marks become named parameters bound in order."""
+    return statement(*named_marks(sql, params))
+
+
+def named_marks(sql: str, params: Sequence[Any], prefix: str = "q") -> tuple[str, dict[str, Any]]:
+    """`sql` with its `?` marks (outside quotes) as named parameters `:<prefix>N`, and their
+    values: text() SQL for either database (colons in literals are escaped)."""
     out, values, quote = [], {}, None
     for char in sql:
         if quote:
@@ -431,14 +437,14 @@ def qmark(sql: str, params: tuple | list = ()) -> TextClause:
         elif char in "'\"":
             quote = char
         elif char == "?":
-            name = f"q{len(values)}"
+            name = f"{prefix}{len(values)}"
             values[name] = params[len(values)]
             out.append(f":{name}")
             continue
         out.append(char)
     if len(values) != len(params):
         raise ValueError(f"{len(params)} parameters for {len(values)} placeholders: {sql[:80]}")
-    return statement("".join(out), values)
+    return "".join(out), values
 
 
 def _set_wal(cur: sqlite3.Cursor, timeout: float) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from core.storage.db import statement
+from core.storage.db import named_marks, statement
 
 _NOT_WORD = re.compile(r"[^\w]|_")
 K1 = 1.2
@@ -103,7 +103,7 @@ def matching(
     (negative, lower is better) on both databases."""
     spec = INDEXES[index]
     if isinstance(params, list | tuple):
-        where, params = _named(where, params)
+        where, params = named_marks(where, params, "ft_p")
     params = dict(params or {})
     params["ft_limit"] = int(limit)
     extra = f" AND ({where})" if where else ""
@@ -128,25 +128,6 @@ def matching(
             f"WHERE {spec.fts} MATCH :ft_match{extra} ORDER BY {order} LIMIT :ft_limit"
         )
     return list(conn.execute(statement(sql, params)).all())
-
-
-def _named(where: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
-    """`where` with its `?` marks (outside quotes) as named parameters, and their values."""
-    out, named, quote = [], {}, None
-    for char in where:
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "?":
-            name = f"ft_p{len(named)}"
-            named[name] = values[len(named)]
-            out.append(f":{name}")
-            continue
-        out.append(char)
-    if len(named) != len(values):
-        raise ValueError(f"{len(values)} parameters for {len(named)} placeholders: {where[:80]}")
-    return "".join(out), named
 
 
 def in_list(name: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
