@@ -220,6 +220,16 @@ def scan_messages(conn: Connection) -> Iterator[tuple]:
     yield from conn.execute(stmt)
 
 
+def texts_of(conn: Connection, capture_rowids: list[int]) -> list[str]:
+    """The texts of these captures (what a forget must also scrub from binary files)."""
+    found: list[str] = []
+    for part in _batches(capture_rowids):
+        found += [
+            t for (t,) in conn.execute(select(Capture.text).where(col(Capture.rowid).in_(part)))
+        ]
+    return found
+
+
 def chunks_of(conn: Connection, capture_rowids: list[int]) -> dict[int, str]:
     """{chunk rowid: chunk id} of the chunks covering these captures."""
     found: dict[int, str] = {}

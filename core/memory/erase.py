@@ -26,6 +26,7 @@ from core.memory import session as session_rows
 from core.memory import versions
 from core.memory.copies import ErasePlan, resolve_target, scan_database
 from core.memory.home_files import erase_files, find_files
+from core.memory.index_files import scrub_index_files
 from core.memory.tombstones import bury, bury_entry, log_forget
 from core.traces import rewrite_trace
 from core.undo import log as undo_log
@@ -89,8 +90,10 @@ def erase(
         plan = scan_database(conn, target)
         if keep is not None:
             keep(conn, plan)
+        erased = archive_rows.texts_of(conn, [m.rowid for m in plan.messages])
         removed, rewritten, dropped = _erase_messages(conn, plan)
         buried = entry_rows.canonical_texts(conn, [e.uuid for e in plan.entries])
+        erased += buried + ([plan.target.phrase.text] if plan.target.phrase else [])
         _erase_rows(conn, plan)
         _rewrite_rows(conn, plan)
         target = plan.target
@@ -105,6 +108,8 @@ def erase(
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
+    if not services.settings.chroma_url:  # leftovers in the embedded index's files
+        scrub_index_files(services.settings.chroma_dir, erased)
     plan.files = find_files(services, plan)
     changed = erase_files(services, plan)
     wal_truncated = _checkpoint(services)

@@ -35,7 +35,8 @@ class Phrase:
     """A phrase to forget; `in_text` and `in_json` say whether a stored value holds it."""
 
     def __init__(self, text: str):
-        self.folded = fold_for_match(text or "")
+        self.text = text or ""
+        self.folded = fold_for_match(self.text)
         if len(self.folded.replace(" ", "")) < MIN_PHRASE_CHARS:
             raise InvalidInput(
                 f"the phrase to forget needs at least {MIN_PHRASE_CHARS} letters or digits, "

@@ -262,3 +262,24 @@ def test_a_phrase_cut_across_two_session_chunks_is_found(services):
     plan = preview(services, phrase=long)
 
     assert [s.source_id for s in plan.sessions] == ["doc:long"]
+
+
+def test_leftovers_of_an_erased_message_in_the_vector_index_files_are_zeroed(services, home):
+    # The embedded index persists capacity it has not used yet, holding whatever the process
+    # freed there: put such a leftover (a piece of the message) in its largest file.
+    said = message("1", "Le digicode de la cave est 5521-GRENAT, côté cour", START)
+    services.archive.store_batch([said])
+    services.archive.index_pending()
+    files = sorted((home / "chroma").rglob("*.bin"), key=lambda p: p.stat().st_size)
+    assert files, "the index wrote no binary file"
+    target = files[-1]
+    size = target.stat().st_size
+    leftover = b"\x00\x17 digicode de la cave est 5521-GRENAT, c\xc3\xb4t\xc3\xa9 co\x01"
+    with open(target, "r+b") as fh:
+        fh.seek(size - len(leftover) - 8)
+        fh.write(leftover)
+
+    forget_matching(services, "5521-GRENAT")
+
+    assert windows_on_disk(home, said.text) == []
+    assert target.stat().st_size == size  # zeroed in place, the layout kept
