@@ -5,6 +5,7 @@ aside, in every store and file Elora wrote, previews it, and erases it so that n
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timedelta
 
 import pytest
@@ -264,6 +265,10 @@ def test_a_phrase_cut_across_two_session_chunks_is_found(services):
     assert [s.source_id for s in plan.sessions] == ["doc:long"]
 
 
+@pytest.mark.skipif(
+    bool(os.environ.get("ELORA_TEST_CHROMA_URL")),
+    reason="the embedded index's files: a Chroma server keeps its own, elsewhere",
+)
 def test_leftovers_of_an_erased_message_in_the_vector_index_files_are_zeroed(services, home):
     # The embedded index persists capacity it has not used yet, holding whatever the process
     # freed there: put such a leftover (a piece of the message) in its largest file.
