@@ -22,6 +22,7 @@ import numpy as np
 
 from core.archive.records import CaptureIn
 from core.archive.store import epoch_seconds
+from core.memory.vocabulary import KIND_TO_TIER
 from core.storage.db import run
 
 if TYPE_CHECKING:
@@ -301,16 +302,6 @@ _ENTRY_TEMPLATES = {
     "hypothesis": ["{friend} might be moving to {city}."],
     "expression": ["Camille says 'grave' for 'totally' when talking to {friend}."],
 }
-_KIND_TIER = {
-    "fact": "semantic",
-    "pattern": "semantic",
-    "hypothesis": "semantic",
-    "event": "episodic",
-    "decision": "procedural",
-    "constraint": "procedural",
-    "preference": "personalized",
-    "expression": "personalized",
-}
 _KIND_SHARE = [
     ("fact", 30), ("preference", 18), ("event", 22), ("decision", 8), ("constraint", 6),
     ("pattern", 8), ("hypothesis", 4), ("expression", 4),
@@ -351,7 +342,7 @@ def random_entries(n: int, *, seed: int = 11, now: datetime | None = None) -> li
         out.append(
             {
                 "memory_id": f"bench.{kind}.{i:06d}",
-                "tier": _KIND_TIER[kind],
+                "tier": KIND_TO_TIER[kind],
                 "kind": kind,
                 "canonical_text": f"{text} (#{i})",
                 "truth_mode": "asserted" if kind != "hypothesis" else "hypothesis",
