@@ -168,9 +168,12 @@ def _update_score(
     # Shared words alone do not carry the question's relevance over: a value named again in
     # chatter ("(n°15)" after "le 15 mai") would make any later message with a cue an update.
     shared = words()
-    relevance = calibrate(float(new.vector @ qvec))
-    if closeness >= CLOSE:
-        relevance = max(relevance, closeness * calibrate(float(old.vector @ qvec)))
+    # The old statement's relevance carries over in proportion to how close the update is to
+    # it: "Easyjet changed my flight, I land on June 6 at 18:45" is far from "When does Sam
+    # land in Lyon?" for e5, not from "Flight booked: landing in Lyon on June 6 at 14:20".
+    relevance = max(
+        calibrate(float(new.vector @ qvec)), closeness * calibrate(float(old.vector @ qvec))
+    )
     if relevance < RELEVANT:
         return None
     if cue:
