@@ -203,18 +203,12 @@ def _saying(services, conn, near: dict[str, float], vocabulary: Vocabulary) -> s
         tuple(near),
     ).all()
     said = _key_information({r[1]: (r[2], r[3], r[4]) for r in rows}, vocabulary)
-    alone = vocabulary.information({r[1]: r[2] for r in rows}, SAYS_ENOUGH)
     calibrate = services.embedder.calibrate
 
-    def weight(row, said=said) -> float:
+    def weight(row) -> float:
         return calibrate(near[row[0]]) * min(1.0, said.get(row[1], 0.0) / SAYS_ENOUGH)
 
-    # ... and by what they say on their own: a statement in a chat of short replies ("Premier
-    # jour chez Gallimard" among Léa's "haha oui") is outranked by replies whose borrowed
-    # context says as much; a fact is said in the turn itself.
-    best = sorted(rows, key=weight, reverse=True)[:DENSE_FETCH]
-    best += sorted(rows, key=lambda row: weight(row, alone), reverse=True)[:DENSE_FETCH]
-    return {row[1] for row in best}
+    return {row[1] for row in sorted(rows, key=weight, reverse=True)[:DENSE_FETCH]}
 
 
 def _key_texts(services, keys: dict[int, tuple[str, int | None]]):
