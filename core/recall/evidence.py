@@ -78,7 +78,7 @@ class ArchiveEvidence:
     def _turns(self, window: TimeWindow | None) -> Found:
         return search_turns(
             self.services, self.question, self.query_vector, window=window, chats=self.chats,
-            vocabulary=self.vocabulary,
+            vocabulary=self.vocabulary, alone=self.present_state,
         )  # fmt: skip
 
     def items(self, stage: str, floor: float) -> Iterator[tuple[dict[str, Any], Evidence | None]]:

@@ -112,26 +112,31 @@ def search_turns(
     window: TimeWindow | None = None,
     chats: Sequence[str] | None = None,
     vocabulary: Vocabulary | None = None,
+    alone: bool = False,
 ) -> Found:
-    """Candidate turns for a question, best first (see the module docstring)."""
+    """Candidate turns for a question, best first (see the module docstring); `alone`: a
+    turn's meaning counts by what it says itself, not with the turn it answers (a present
+    state is stated, not borrowed from context: "Premier jour chez Gallimard" among replies)."""
     windows = search_archive(
         services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
     )
     parts = [h for h in windows if h.kind == "part"]
     vocabulary = vocabulary or Vocabulary(services)
-    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary)
+    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary, alone)
     return Found(turns, parts)
 
 
-def _turns(services, query, query_vector, windows, window, chats, vocabulary) -> list[TurnHit]:
+def _turns(
+    services, query, query_vector, windows, window, chats, vocabulary, alone=False
+) -> list[TurnHit]:
     # Nominated by their rarest words (the common ones match much of the archive and barely
     # move BM25), then scored on all of them.
     match = vocabulary.rarest(query, RAREST)
-    near = nearest_turns(services, query_vector, DENSE_PROBE, window, chats)
+    near = nearest_turns(services, query_vector, DENSE_PROBE * (4 if alone else 1), window, chats)
     with services.db.session() as session:
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
-        candidates |= _saying(services, conn, near, vocabulary)
+        candidates |= _saying(services, conn, near, vocabulary, alone)
         if match:
             candidates |= set(_lexical(conn, match.only("text"), window, chats))
         if window is not None and (window.start or window.end):
@@ -148,7 +153,10 @@ def _turns(services, query, query_vector, windows, window, chats, vocabulary) ->
     # Only the best windows are scored (the others' vectors would have to be read too).
     window_score = {h.chunk_id: h.score for h in windows}
     keys = {r["rowid"]: (r["text"], r["context_rowid"]) for r in rows}
-    said = _key_information(_key_texts(services, keys), vocabulary)
+    if alone:
+        said = vocabulary.information({r: text for r, (text, _) in keys.items()}, SAYS_ENOUGH)
+    else:
+        said = _key_information(_key_texts(services, keys), vocabulary)
     return _score(services, query, query_vector, rows, words, keyed, window_score, window, said)
 
 
@@ -191,7 +199,9 @@ def _score(
     return hits
 
 
-def _saying(services, conn, near: dict[str, float], vocabulary: Vocabulary) -> set[int]:
+def _saying(
+    services, conn, near: dict[str, float], vocabulary: Vocabulary, alone: bool = False
+) -> set[int]:
     """The DENSE_FETCH nearest turns once their closeness is weighed by what they say."""
     if len(near) <= DENSE_FETCH:
         return set(rowids_of(conn, list(near)).values())
@@ -202,7 +212,10 @@ def _saying(services, conn, near: dict[str, float], vocabulary: Vocabulary) -> s
         f"LEFT JOIN captures x ON x.rowid = k.context_rowid WHERE c.id IN ({marks})",
         tuple(near),
     ).all()
-    said = _key_information({r[1]: (r[2], r[3], r[4]) for r in rows}, vocabulary)
+    if alone:
+        said = vocabulary.information({r[1]: r[2] for r in rows}, SAYS_ENOUGH)
+    else:
+        said = _key_information({r[1]: (r[2], r[3], r[4]) for r in rows}, vocabulary)
     calibrate = services.embedder.calibrate
 
     def weight(row) -> float:
