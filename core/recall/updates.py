@@ -125,7 +125,9 @@ def latest_first(
         if anchor.rowid in claimed:
             continue
         members = [anchor]
-        later = _successor(services, vocabulary, question, query_vector, anchor, chats, claimed)
+        later = _successor(
+            services, vocabulary, question, query_vector, anchor, chats, claimed, near
+        )
         if later is not None:
             later.score = anchor.score
             members.append(later)
@@ -191,12 +193,15 @@ def _update_score(
 
 
 def _successor(
-    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken
+    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken, found=()
 ) -> TurnHit | None:
     """The later message anywhere in the archive that most surely updates the anchor: linked
     to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
-    and saying a change or a new value."""
+    and saying a change or a new value. A later message the question found by itself (`found`,
+    ranked near the best) needs no standing out: closeness to the anchor links its change."""
+    ranked = {t.rowid for t in found if t.sent_at > anchor.sent_at}
     near, spread = _later_turns(services, anchor, qvec, chats)
+    near += [t.capture_id for t in found if t.rowid in ranked]
     standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
     nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
     words = vocabulary.rarest(anchor.text, DISTINCTIVE)
@@ -210,10 +215,10 @@ def _successor(
         if t.rowid in taken or t.rowid == anchor.rowid:
             continue
         z = standouts.get(t.capture_id)
+        standout = None if z is None and t.rowid in ranked else z is not None
         score = _update_score(
-            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), z is not None,
-            question,
-        )  # fmt: skip
+            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question
+        )
         # Standing out alone links only a message that says a change: a new value elsewhere in
         # the chat ("Box internet : Free" after "Propriétaire : M. Vidal") is another fact.
         if z is not None and (has_change_cue(t.text) if score is None else _says_change(anchor, t)):
