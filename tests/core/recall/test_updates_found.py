@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from core.recall.pack import build_pack
+from core.recall.turn_search import TurnHit
+from core.recall.updates import latest_first
 from tests.core.memory.helpers import message
 
 CHAT = "77"
@@ -51,6 +53,13 @@ FACTS = {
         "Les casiers ont été refaits cet été, le tien est le 58",
         datetime(2024, 9, 9, 12, 30),
         "Camille",
+    ),
+    # Where Sam lives, then a move: said in other words, ranked below the old address.
+    "flat": ("My flat is at 14 Mill Lane in Leeds, top floor", datetime(2024, 3, 4, 20, 0), "Sam"),
+    "house": (
+        "Moving day done! We're renting a little house on Elm Grove in York now",
+        datetime(2024, 8, 19, 21, 0),
+        "Sam",
     ),
 }
 # Other numbers given in the chat after the change: the update does not stand out among them.
@@ -117,3 +126,47 @@ def test_an_update_sharing_no_word_but_ranked_near_the_old_statement_comes_first
 
     assert IDS["lockers"] in order
     assert order.index(IDS["lockers"]) < order.index(IDS["locker"])
+
+
+@pytest.mark.parametrize("question", ["Where does Sam live?", "Il habite où, Sam ?"])
+def test_a_move_ranked_below_the_old_address_comes_first(services, long_chat, question):
+    order = _order(build_pack(services, question))
+
+    assert IDS["house"] in order
+    assert order.index(IDS["house"]) < order.index(IDS["flat"])
+
+
+def _hit(services, rowid: int, text: str, when: datetime, score: float) -> TurnHit:
+    vector = services.embedder.embed_passages([f"Camille: {text}"])[0]
+    return TurnHit(
+        rowid=rowid, capture_id=f"c{rowid}", chunk_id=None, surface="telegram", chat_id=CHAT,
+        message_id=str(rowid), speaker="Camille", text=text, sent_at=when, score=score,
+        vector=vector,
+    )  # fmt: skip
+
+
+def test_two_ranked_statements_below_the_anchors_are_linked_the_newer_first(services):
+    # The best-ranked turns are small talk: the statement and its update rank below them, the
+    # old one higher. Nothing is archived, so no successor can be searched: the two are linked
+    # as the question ranked them.
+    question = "C'est quoi l'adresse du bureau ?"
+    ranked = [
+        _hit(services, 1, "on se fait un resto près du bureau jeudi ?", datetime(2024, 5, 2), 0.9),
+        _hit(services, 2, "je suis au bureau, je t'appelle après", datetime(2024, 6, 2), 0.89),
+        _hit(services, 3, "trop de boulot au bureau aujourd'hui", datetime(2024, 7, 2), 0.88),
+        _hit(services, 4, "Bureau : 8 rue Garibaldi, 4e étage", datetime(2024, 1, 8), 0.75),
+        _hit(
+            services,
+            5,
+            "Nouveaux bureaux à partir de mars : 21 avenue Thiers, 2e étage",
+            datetime(2024, 2, 20),
+            0.65,
+        ),
+    ]
+    qvec = services.embedder.embed_query(question)
+
+    turns, history = latest_first(services, question, qvec, ranked, None)
+
+    order = [t.rowid for t in turns]
+    assert 5 in order and (4 not in order or order.index(5) < order.index(4))
+    assert [t.rowid for t in history[5]] == [4]
