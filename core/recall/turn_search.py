@@ -46,6 +46,10 @@ DENSE_FETCH = 40  # single messages nearest to the question (the `turns` collect
 # ... chosen among this many nearest by their closeness weighed by what they say (SAYS_ENOUGH):
 # the nearest keys to a question naming someone are that person's fillers ("Sam: noted").
 DENSE_PROBE = 160
+# ... that many times deeper for a present-state question: its statement is weighed by what it
+# says itself, and it may stand far down the keys' order, behind replies whose keys borrow the
+# name and turn they answer (bench_updates: the current value in the pack 0.73 -> 0.79).
+PRESENT_PROBE = 4
 LEXICAL_FETCH = 40  # single messages found by their words
 RAREST = 5  # the question's rarest words nominate them
 PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
@@ -132,7 +136,9 @@ def _turns(
     # Nominated by their rarest words (the common ones match much of the archive and barely
     # move BM25), then scored on all of them.
     match = vocabulary.rarest(query, RAREST)
-    near = nearest_turns(services, query_vector, DENSE_PROBE * (4 if alone else 1), window, chats)
+    near = nearest_turns(
+        services, query_vector, DENSE_PROBE * (PRESENT_PROBE if alone else 1), window, chats
+    )
     with services.db.session() as session:
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
