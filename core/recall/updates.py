@@ -142,12 +142,16 @@ def latest_first(
             subjects.append(_order(members, max(t.score for t in members)))
     # Statements the question ranks near the best are linked among themselves too, with no
     # search more (each was found by the question itself): the newer one updating an older
-    # one leads it, whichever of them ranked higher.
+    # one of its chat leads it, whichever of them ranked higher.
     band = near[:REPLACED_FETCH]
     for newer in sorted(band, key=lambda t: t.sent_at, reverse=True):
         if newer.rowid in claimed:
             continue
-        others = [t for t in band if t.rowid not in claimed and t.rowid != newer.rowid]
+        others = [
+            t
+            for t in band
+            if t.rowid not in claimed and t.rowid != newer.rowid and t.chat_id == newer.chat_id
+        ]
         members = [newer, *_replaced(services, vocabulary, question, query_vector, newer, others)]
         if len(members) > 1:
             claimed.update(t.rowid for t in members)
