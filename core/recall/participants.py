@@ -148,9 +148,10 @@ def without_names(question: str, names: Sequence[str]) -> str:
 
 
 def in_their_words(question: str, names: Sequence[str]) -> str:
-    """The question as the people it names would ask it of themselves: "Melanie's pets" →
-    "my pets", "Jon and Gina both" → "we both", "has Maria done" → "has I done" (grammar
-    matters little to an embedding; the first person is what their own turns say)."""
+    """The question as the person it names first would ask it of themselves: "Melanie's pets" →
+    "my pets", "has Maria done" → "has I done", "Jon and Gina both" → "we both" (grammar
+    matters little to an embedding; the first person is what their own turns say). Another
+    name ("What does Jon tell Gina?") stays: it is someone else to that speaker."""
     if not names:
         return question
     alternatives = _names(names)
@@ -158,8 +159,12 @@ def in_their_words(question: str, names: Sequence[str]) -> str:
     french = sum(w in _FRENCH for w in words) > sum(w in _ENGLISH for w in words)
     we, my, me = ("nous", "moi", "moi") if french else ("we", "my", "I")
     said = re.sub(rf"\b({alternatives})\s*(and|et|&)\s*({alternatives})\b", we, question)
-    said = re.sub(rf"\b({alternatives})['’]s\b", my, said)
-    return re.sub(rf"\b({alternatives})\b", me, said)
+    first = re.search(rf"\b({alternatives})\b", said)
+    if first is None:
+        return said
+    name = re.escape(first.group(1))
+    said = re.sub(rf"\b{name}['’]s\b", my, said)
+    return re.sub(rf"\b{name}\b", me, said)
 
 
 def speaker_free_vector(

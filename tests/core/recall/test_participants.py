@@ -88,6 +88,9 @@ def test_only_the_names_of_people_who_speak_in_the_archive_are_taken_out(service
     assert without_names("What is Melanie's job?", ["Melanie"]) == "What is job?"
     assert in_their_words(question, ["Melanie", "Caroline"]) == "What did we say about Paris?"
     assert in_their_words("Where is Melanie's dog?", ["Melanie"]) == "Where is my dog?"
+    assert in_their_words("What did Melanie tell Caroline?", ["Melanie", "Caroline"]) == (
+        "What did I tell Caroline?"
+    )
     assert in_their_words("Quel est le chien de Léa ?", ["Léa"]) == "Quel est le chien de moi ?"
 
 
