@@ -119,11 +119,15 @@ def named_speakers(services: Services, question: str, chats: Sequence[str] | Non
     found = []
     with services.db.session() as session:
         conn = session.connection()
+        # Any one message will do: FTS5 yields its own rowid order unsorted, so no rank is
+        # computed over a name's every message (milliseconds at 100k messages).
+        fts = fulltext.INDEXES["captures"].fts
+        order = f"{fts}.rowid" if fulltext.dialect(conn) == "sqlite" else "c.rowid"
         for name in names:
             word = fold(name)
             rows = fulltext.matching(
                 conn, "captures", Match([(word, False)]).only("sender"), select="c.sender",
-                alias="c", where=where, params=params, order="c.rowid", limit=1,
+                alias="c", where=where, params=params, order=order, limit=1,
             )  # fmt: skip
             if any(word in _WORD.findall(fold(r[0] or "")) for r in rows):
                 found.append(name)
