@@ -8,8 +8,8 @@ replies closer. So the archive is searched with the question's vector mixed with
 question without the names and of the question in its speakers' words ("What activities have I
 done with her family?"): what is asked gains weight, first-person statements come closer, and a
 name that is the topic ("What is Caroline's identity?") still counts through the full question.
-Measured on LoCoMo dev, each of its three conversations: multi-hop R@10 from 0.55 to about
-0.62, single-hop and temporal not lower.
+Measured on LoCoMo dev: multi-hop R@10 0.55 -> 0.62 (higher in each of its three
+conversations), temporal 0.94 -> 0.96, single-hop 0.84 -> 0.85.
 """
 
 from __future__ import annotations
@@ -35,73 +35,20 @@ MAX_NAMES = 4  # capitalised words of a question checked against the speakers
 _NAME = re.compile(r"\b[A-ZÀ-Ý][\w\-]+")  # a capitalised word
 _WORD = re.compile(r"[\w\-]+")
 _GONE = "\x00"
-_FRENCH = frozenset(
-    [
-        "est",
-        "quoi",
-        "quel",
-        "quelle",
-        "quels",
-        "quelles",
-        "qui",
-        "ou",
-        "quand",
-        "comment",
-        "combien",
-        "pourquoi",
-        "le",
-        "la",
-        "les",
-        "de",
-        "du",
-        "des",
-        "un",
-        "une",
-        "avec",
-        "pour",
-        "et",
-        "a",
-        "elle",
-        "il",
-        "ils",
-        "elles",
-        "son",
-        "sa",
-        "ses",
-    ]
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Function words telling a French question from an English one (which first person to use).
+_FRENCH = _wordset(
+    "est quoi quel quelle quels quelles qui ou quand comment combien pourquoi le la les de du des "
+    "un une avec pour et a elle il ils elles son sa ses"
 )
-_ENGLISH = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "where",
-        "when",
-        "how",
-        "why",
-        "the",
-        "a",
-        "an",
-        "of",
-        "with",
-        "for",
-        "and",
-        "has",
-        "have",
-        "did",
-        "does",
-        "is",
-        "are",
-        "was",
-        "were",
-        "she",
-        "he",
-        "her",
-        "his",
-        "their",
-    ]
+_ENGLISH = _wordset(
+    "what which who whom whose where when how why the a an of with for and has have did does is "
+    "are was were she he her his their"
 )
 
 
