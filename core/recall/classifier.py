@@ -147,9 +147,28 @@ _PAST_TENSE = re.compile(
 )
 
 
+# A question whose answer gathers several statements ("what activities has Maria done with
+# her church friends?", "which cities has Jon visited?", "how many times…", "what do Jon and
+# Gina both have in common?"): every mention counts, not only the latest one.
+_AGGREGATE = re.compile(
+    r"^(what|which)( [\w+'-]+){0,3}? (?!(?:is|was|has|does|its|this|his|us|as|yes)\b)\w+s "
+    r"(has|have|had|did|does|do|is|are|was|were|can)\b"
+    r"|\b(how many|how often|both|in common|all the|every time|each time|so far|ever|"
+    r"combien de fois|en commun|tous les deux|toutes les deux|les deux|a chaque fois|"
+    r"quels sont tous|quelles sont toutes)\b"
+)
+
+
+def asks_aggregate(folded: str) -> bool:
+    """Whether a (folded) question gathers several statements (a list, a count, a comparison)."""
+    return bool(_AGGREGATE.search(folded))
+
+
 def asks_present_state(folded: str, window: TimeWindow | None) -> bool:
     """Whether a (folded) question asks how something is now, where the latest value wins."""
     if window is not None or _PAST.search(folded) or _PAST_TENSE.search(folded):
+        return False
+    if asks_aggregate(folded):
         return False
     return bool(_PRESENT.search(folded)) and ("?" in folded or bool(_QUESTION.search(folded)))
 

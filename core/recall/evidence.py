@@ -10,6 +10,7 @@ import numpy as np
 
 from core.recall.archive_search import attach_neighbours
 from core.recall.items import archive_item, evidence_item
+from core.recall.participants import speaker_free_vector
 from core.recall.scope import search_scope
 from core.recall.selection import Evidence, attach_context, choose, group
 from core.recall.timeparse import TimeWindow
@@ -36,9 +37,10 @@ class ArchiveEvidence:
     ):
         self.services = services
         self.question = question
-        self.query_vector = query_vector
         self.allowed = set(chats) if chats is not None else None
         self.chats = search_scope(services, chats)  # None: every chat is the user's
+        # The speakers a question names are matched on who said a turn, not by meaning.
+        self.query_vector = speaker_free_vector(services, question, query_vector, self.chats)
         self.present_state = present_state
         self.exclude = exclude  # capture ids: the request's own message is no evidence
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack

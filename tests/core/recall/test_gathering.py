@@ -2,8 +2,12 @@
 
 from datetime import datetime, timedelta
 
+import pytest
+
+from core.recall.classifier import asks_aggregate, classify
+from core.recall.lexical import fold
 from core.recall.pack import build_pack
-from tests.core.memory.helpers import message
+from tests.core.memory.helpers import NOW, message
 
 SESSIONS = [
     # (day, the statement about an activity with church friends, the talk around it)
@@ -98,4 +102,46 @@ def test_what_the_named_person_did_comes_before_the_other_speakers_reactions(ser
     pack = build_pack(services, "What activities has Maria done with her church friends?")
 
     first = [m for i in pack.items() if i["source_type"] == "archive" for m in i["message_ids"]]
+    print(
+        [
+            (i["message_ids"], round(i["score"], 3), i["text"][:40])
+            for i in pack.items()
+            if i["source_type"] == "archive"
+        ]
+    )
     assert set(first[:4]) == {"m1", "m2", "m3", "m4"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What activities has Maria done with her church friends?",
+        "Which cities has Jon visited?",
+        "What books does Melanie read?",
+        "What do Jon and Gina both have in common?",
+        "How many times has Melanie gone to the beach?",
+        "How many weeks passed between Maria adopting Coco and Shadow?",
+        "Qu'est-ce que Léa et Hugo ont en commun ?",
+        "Combien de fois Sam est venu à Lyon ?",
+    ],
+)
+def test_a_question_gathering_several_statements_is_not_about_the_latest_one(question):
+    # A list, a count or a comparison needs every mention: the latest does not replace them.
+    assert asks_aggregate(fold(question))
+    assert not classify(question, NOW).present_state
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's Léa's phone number?",
+        "Where does Sam live?",
+        "Which parking spot is mine?",
+        "What food does Pixel eat?",
+        "Pixel mange quelles croquettes ?",
+        "C'est quand le repas de Noël chez Maman ?",
+    ],
+)
+def test_a_question_about_one_current_value_stays_present_state(question):
+    assert not asks_aggregate(fold(question))
+    assert classify(question, NOW).present_state
