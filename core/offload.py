@@ -17,7 +17,7 @@ import functools
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -25,9 +25,15 @@ T = TypeVar("T")
 
 # Threads mostly wait (SQLite's lock, Chroma, disk); a request holds one at a time.
 WORKERS = 16
+# Parts of one request run side by side (recall's searches: SQLite and Chroma release the GIL,
+# and the machine has two cores); a pool of their own, so no request waits for a pool its
+# own thread belongs to.
+SIDE_WORKERS = 4
 
 _pool: ThreadPoolExecutor | None = None
+_side: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_in_side = threading.local()
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -37,6 +43,36 @@ def _executor() -> ThreadPoolExecutor:
             if _pool is None:
                 _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="elora-io")
     return _pool
+
+
+def beside(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    """Start `fn(*args, **kwargs)` on another thread, in the caller's context, while the caller
+    goes on; its `result()` returns or raises as the call did. From a side thread itself the
+    call runs at once (a side task never waits for the side pool)."""
+    if getattr(_in_side, "active", False):
+        done: Future[T] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever asks for the result
+            done.set_exception(exc)
+        return done
+    global _side
+    if _side is None:
+        with _pool_lock:
+            if _side is None:
+                _side = ThreadPoolExecutor(
+                    max_workers=SIDE_WORKERS, thread_name_prefix="elora-side"
+                )
+    context = contextvars.copy_context()
+
+    def call() -> T:
+        _in_side.active = True
+        try:
+            return context.run(fn, *args, **kwargs)
+        finally:
+            _in_side.active = False
+
+    return _side.submit(call)
 
 
 async def run_blocking(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
