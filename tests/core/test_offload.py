@@ -88,17 +88,27 @@ def test_work_beside_the_caller_runs_on_another_thread_at_once_with_its_context(
     assert seen == "r-7"
 
 
-def test_work_beside_reraises_for_whoever_asks_and_nested_work_runs_inline():
+def test_work_beside_reraises_for_whoever_asks():
     def failing() -> None:
         raise ValueError("no such chat")
 
     with pytest.raises(ValueError, match="no such chat"):
         beside(failing).result(10)
 
-    def outer() -> tuple[str, str]:
-        inner = beside(lambda: threading.current_thread().name)
-        assert inner.done()  # a side task never waits for the side pool
-        return threading.current_thread().name, inner.result()
 
-    outer_thread, inner_thread = beside(outer).result(10)
-    assert inner_thread == outer_thread
+def test_work_started_beside_runs_beside_too_and_the_level_below_runs_in_place():
+    def name() -> str:
+        return threading.current_thread().name
+
+    def inner() -> tuple[str, str, bool]:
+        innermost = beside(name)
+        done = innermost.done()  # the last level never waits for a pool
+        return name(), innermost.result(), done
+
+    def outer() -> tuple[str, tuple[str, str, bool]]:
+        return name(), beside(inner).result(10)
+
+    outer_thread, (inner_thread, innermost_thread, done) = beside(outer).result(10)
+
+    assert len({threading.current_thread().name, outer_thread, inner_thread}) == 3
+    assert innermost_thread == inner_thread and done
