@@ -61,7 +61,6 @@ UNAVAILABLE_MARKERS = (
 _WRITE = re.compile(r"^\s*(insert|update|delete|replace|create|drop|alter)\b", re.IGNORECASE)
 _CONTROL = re.compile(r"^\s*(begin|commit|rollback|savepoint|release|pragma)\b", re.IGNORECASE)
 _READ = "elora_read"  # connection info key: this transaction has read
-MMAP_BYTES = 1 << 30  # of the database file read through a memory map (address space only)
 
 
 def is_unavailable(exc: BaseException) -> bool:
@@ -166,10 +165,6 @@ class Database:
             cur.execute("PRAGMA synchronous = NORMAL")
             cur.execute("PRAGMA foreign_keys = ON")
             cur.execute("PRAGMA secure_delete = ON")
-            # Reads through a memory map: recall's lookups land all over a large archive, and
-            # each page read otherwise costs a system call and a copy into the connection's
-            # small page cache (about a third of a full-text search's CPU at 100k messages).
-            cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             cur.close()
 
         @event.listens_for(engine, "begin")
