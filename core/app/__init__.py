@@ -22,6 +22,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# Two exports bear their module's name: bound now, since importing core.app.health or
+# core.app.undo (from anywhere) sets the package's attribute of that name to the module.
+from core.app.health import health
+from core.app.undo import undo
+
 # Where each export lives, imported on first use: a one-shot command (`elora context`,
 # `elora remember`) pays for the modules it calls, not for the pipeline, the bot's chat
 # code and every store (about a second of a fresh process).

@@ -86,6 +86,8 @@ def test_the_evidence_pack_use_case_loads_without_the_chat_pipeline(tmp_path):
         "import json, sys\n"
         "from core import app\n"
         "app.context, app.remember, app.render_pack_text\n"
+        "import core.app.undo, core.app.health\n"  # modules named as two of the exports
+        "assert callable(app.undo) and callable(app.health), (app.undo, app.health)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('core.'))))\n"
     )
     done = subprocess.run(
