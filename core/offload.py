@@ -17,7 +17,7 @@ import functools
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -25,9 +25,17 @@ T = TypeVar("T")
 
 # Threads mostly wait (SQLite's lock, Chroma, disk); a request holds one at a time.
 WORKERS = 16
+# Parts of one request run side by side (recall's searches: SQLite and Chroma release the GIL,
+# and the machine has two cores), on pools of their own: one for the parts a request starts,
+# one for the parts those start in turn (an archive search's anchors). A part waits only for
+# parts of the next level, so no pool ever waits for itself; a third level runs in place.
+SIDE_WORKERS = 4
+SIDE_LEVELS = 2
 
 _pool: ThreadPoolExecutor | None = None
+_side: list[ThreadPoolExecutor] = []
 _pool_lock = threading.Lock()
+_in_side = threading.local()
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -37,6 +45,33 @@ def _executor() -> ThreadPoolExecutor:
             if _pool is None:
                 _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="elora-io")
     return _pool
+
+
+def beside(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+    """Start `fn(*args, **kwargs)` on another thread, in the caller's context, while the caller
+    goes on; its `result()` returns or raises as the call did. Below SIDE_LEVELS of such calls
+    inside one another, the call runs at once on the caller's thread."""
+    level = getattr(_in_side, "level", 0)
+    if level >= SIDE_LEVELS:
+        done: Future[T] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever asks for the result
+            done.set_exception(exc)
+        return done
+    if len(_side) <= level:
+        with _pool_lock:
+            while len(_side) <= level:
+                _side.append(
+                    ThreadPoolExecutor(SIDE_WORKERS, thread_name_prefix=f"elora-side{len(_side)}")
+                )
+    context = contextvars.copy_context()
+
+    def call() -> T:
+        _in_side.level = level + 1
+        return context.run(fn, *args, **kwargs)
+
+    return _side[level].submit(call)
 
 
 async def run_blocking(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:

@@ -17,108 +17,121 @@ function in one of these modules, exported here:
 - operations: import, learn, jobs, reindex, the Markdown mirror, the council and skills
 """
 
-from core.app.chat import (
-    add_document,
-    already_handled,
-    ask,
-    drain,
-    feedback,
-    feedback_on_reply,
-    fresh_chat_id,
-    is_private,
-    mark_handled,
-    new_conversation,
-    note_reply,
-    set_private,
-)
-from core.app.health import (
-    audit,
-    daily_activity,
-    health,
-    recent_traces,
-    record_trace,
-    spent_today,
-    status,
-    trace_rows,
-)
-from core.app.home import finish_indexing, open_services, start_scheduler, warm_up
-from core.app.memory import (
-    SEARCH_FLOOR,
-    SOON_DAYS,
-    EntryDetails,
-    Lifetime,
-    MemoryPage,
-    browse_memory,
-    context,
-    entry_details,
-    evidence_prompt,
-    fading_schedule,
-    fading_soon,
-    find_memory,
-    forget,
-    forget_matching,
-    forget_preview,
-    get_memory,
-    memory_lifetime,
-    remember,
-    render_pack_text,
-    restore_memory,
-    search_archive,
-    search_memory,
-    search_ranked,
-    topics_for,
-)
-from core.app.operations import (
-    DEFAULT_ROUNDS,
-    council,
-    count_unlearned,
-    export_mirror,
-    forge_skill,
-    get_job,
-    get_skill,
-    import_mirror,
-    index_facts,
-    jobs,
-    learn,
-    list_skills,
-    migrate_store,
-    prepare_import,
-    reindex,
-    run_import,
-    run_job,
-)
-from core.app.review import (
-    OPEN,
-    ProposalView,
-    count_proposals,
-    get_proposal,
-    proposal_json,
-    proposal_view,
-    propose,
-    review_queue,
-)
-from core.app.undo import (
-    Acting,
-    Action,
-    EntryHistory,
-    Undone,
-    Version,
-    acting,
-    entry_history,
-    entry_versions,
-    restore_version,
-    undo,
-    undo_note,
-    undoable_actions,
-)
-from core.doctor import Check, Report
-from core.documents import DocumentRegister
-from core.learning.review import approve, approve_recommended, reject, restore
-from core.memory.api import Remembered, entry_json
-from core.memory.forget import ForgetReport, source_capture_ids
-from core.pipeline import Reply, Request
-from core.routing.tools import DATA_NOTE
-from core.traces import escalation_path
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Two exports bear their module's name: bound now, since importing core.app.health or
+# core.app.undo (from anywhere) sets the package's attribute of that name to the module.
+from core.app.health import health
+from core.app.undo import undo
+
+# Where each export lives, imported on first use: a one-shot command (`elora context`,
+# `elora remember`) pays for the modules it calls, not for the pipeline, the bot's chat
+# code and every store (about a second of a fresh process).
+_EXPORTS = {
+    "add_document": "core.app.chat",
+    "already_handled": "core.app.chat",
+    "ask": "core.app.chat",
+    "drain": "core.app.chat",
+    "feedback": "core.app.chat",
+    "feedback_on_reply": "core.app.chat",
+    "fresh_chat_id": "core.app.chat",
+    "is_private": "core.app.chat",
+    "mark_handled": "core.app.chat",
+    "new_conversation": "core.app.chat",
+    "note_reply": "core.app.chat",
+    "set_private": "core.app.chat",
+    "audit": "core.app.health",
+    "daily_activity": "core.app.health",
+    "health": "core.app.health",
+    "recent_traces": "core.app.health",
+    "record_trace": "core.app.health",
+    "spent_today": "core.app.health",
+    "status": "core.app.health",
+    "trace_rows": "core.app.health",
+    "finish_indexing": "core.app.home",
+    "open_services": "core.app.home",
+    "start_scheduler": "core.app.home",
+    "warm_up": "core.app.home",
+    "EntryDetails": "core.app.memory",
+    "Lifetime": "core.app.memory",
+    "MemoryPage": "core.app.memory",
+    "SEARCH_FLOOR": "core.app.memory",
+    "SOON_DAYS": "core.app.memory",
+    "browse_memory": "core.app.memory",
+    "context": "core.app.memory",
+    "entry_details": "core.app.memory",
+    "evidence_prompt": "core.app.memory",
+    "fading_schedule": "core.app.memory",
+    "fading_soon": "core.app.memory",
+    "find_memory": "core.app.memory",
+    "forget": "core.app.memory",
+    "forget_matching": "core.app.memory",
+    "forget_preview": "core.app.memory",
+    "get_memory": "core.app.memory",
+    "memory_lifetime": "core.app.memory",
+    "remember": "core.app.memory",
+    "render_pack_text": "core.app.memory",
+    "restore_memory": "core.app.memory",
+    "search_archive": "core.app.memory",
+    "search_memory": "core.app.memory",
+    "search_ranked": "core.app.memory",
+    "topics_for": "core.app.memory",
+    "DEFAULT_ROUNDS": "core.app.operations",
+    "council": "core.app.operations",
+    "count_unlearned": "core.app.operations",
+    "export_mirror": "core.app.operations",
+    "forge_skill": "core.app.operations",
+    "get_job": "core.app.operations",
+    "get_skill": "core.app.operations",
+    "import_mirror": "core.app.operations",
+    "index_facts": "core.app.operations",
+    "jobs": "core.app.operations",
+    "learn": "core.app.operations",
+    "list_skills": "core.app.operations",
+    "migrate_store": "core.app.operations",
+    "prepare_import": "core.app.operations",
+    "reindex": "core.app.operations",
+    "run_import": "core.app.operations",
+    "run_job": "core.app.operations",
+    "OPEN": "core.app.review",
+    "ProposalView": "core.app.review",
+    "count_proposals": "core.app.review",
+    "get_proposal": "core.app.review",
+    "proposal_json": "core.app.review",
+    "proposal_view": "core.app.review",
+    "propose": "core.app.review",
+    "review_queue": "core.app.review",
+    "Acting": "core.app.undo",
+    "Action": "core.app.undo",
+    "EntryHistory": "core.app.undo",
+    "Undone": "core.app.undo",
+    "Version": "core.app.undo",
+    "acting": "core.app.undo",
+    "entry_history": "core.app.undo",
+    "entry_versions": "core.app.undo",
+    "restore_version": "core.app.undo",
+    "undo": "core.app.undo",
+    "undo_note": "core.app.undo",
+    "undoable_actions": "core.app.undo",
+    "Check": "core.doctor",
+    "Report": "core.doctor",
+    "DocumentRegister": "core.documents",
+    "approve": "core.learning.review",
+    "approve_recommended": "core.learning.review",
+    "reject": "core.learning.review",
+    "restore": "core.learning.review",
+    "Remembered": "core.memory.api",
+    "entry_json": "core.memory.api",
+    "ForgetReport": "core.memory.forget",
+    "source_capture_ids": "core.memory.forget",
+    "Reply": "core.pipeline",
+    "Request": "core.pipeline",
+    "DATA_NOTE": "core.routing.tools",
+    "escalation_path": "core.traces",
+}
 
 __all__ = [
     "DATA_NOTE",
@@ -222,3 +235,17 @@ __all__ = [
     "undoable_actions",
     "warm_up",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An export, from its module (imported now if it was not yet)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -178,7 +178,7 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
             if len(kept) >= fetch or len(hits) < probe:
                 return {hit.id: hit.similarity for hit in kept[:fetch]}
     where = _vector_where(window, chats)
-    hits = services.vectors.query("archive", query_vector.tolist(), fetch, where)
+    hits = services.vectors.query("archive", query_vector.tolist(), fetch, where, metadata=False)
     return {hit.id: hit.similarity for hit in hits}
 
 

@@ -19,6 +19,7 @@ from sqlmodel import col, select
 
 from core.errors import EloraError, VectorStoreUnavailable
 from core.memory.tier_policy import judge, matching_predictions
+from core.offload import beside
 from core.recall.classifier import Classification, classify
 from core.recall.events import date_event
 from core.recall.evidence import ArchiveEvidence
@@ -148,6 +149,7 @@ class PackBuilder:
         self.seen: set[str] = set()
         self.chats = visible_chats(services, self.user_id)
         self.archive: ArchiveEvidence | None = None
+        self.searched: ArchiveEvidence | None = None  # the archive search, once it ran
         self.query_vector = None
         self.pack = EvidencePack(
             question=question,
@@ -192,11 +194,13 @@ class PackBuilder:
         """Run the layers the classification asks for and fill in advice."""
         need = self.classification.memory_need
         self.started = time.monotonic()
-        self._embed_query(need)
+        # The question is embedded while L0 and L1 read their entries (neither needs it).
+        embedding = beside(self._embed_query, need)
         self._l0()
         l1 = self._layer("L1", min(L1_MAX, int(self.total * 0.3)) if need != "none" else 0)
         if need != "none":
             self._l1(l1)
+        embedding.result()
         deep = need == "L3"
         focused = need in ("L2", "L3")
         l2 = self._layer("L2", int(self._remaining() * (0.55 if deep else 1.0)) if focused else 0)
@@ -342,6 +346,8 @@ class PackBuilder:
     def _l2(self, layer: Layer) -> tuple[int, int, float]:
         layer.ran = True
         window = self.pack.time_window
+        # The archive is searched while the entries are (its items come after theirs).
+        searching = beside(self._search_archive)
         hits, degraded = self.services.memory.search(
             self.question, limit=8, query_vector=self.query_vector
         )
@@ -372,6 +378,7 @@ class PackBuilder:
             self._add(layer, entry_item(entry, score, links, related, reason))
             for score, entry, reason in ranked
         )
+        searching.result()
         archive = self._archive(layer, "L2")
         best = max(
             [
@@ -386,14 +393,20 @@ class PackBuilder:
         others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
         return links, self.services.memory.by_uuids(list(others))
 
+    def _search_archive(self) -> ArchiveEvidence:
+        """The pack's one archive search (once the query vector and the period are known)."""
+        archive = ArchiveEvidence(
+            self.services, self.question, self.query_vector, chats=self.chats,
+            present_state=self.classification.present_state, exclude=self.exclude,
+        )  # fmt: skip
+        archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
+        self.searched = archive
+        return archive
+
     def _archive(self, layer: Layer, stage: str, min_score: float = ARCHIVE_MIN_SCORE) -> int:
         """Archive evidence: the turns the scores justify (see selection), parts of long texts."""
-        if self.archive is None:  # one search, when the query vector is known
-            self.archive = ArchiveEvidence(
-                self.services, self.question, self.query_vector, chats=self.chats,
-                present_state=self.classification.present_state, exclude=self.exclude,
-            )  # fmt: skip
-            self.archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
+        if self.archive is None:
+            self.archive = self.searched or self._search_archive()
             self.pack.missing.extend(self.archive.missing)
         added = 0
         for item, evidence in self.archive.items(stage, min_score):

@@ -7,14 +7,22 @@ estimate errs high, so a pack that fits here fits the models' real tokenizers.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 _PIECES = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 
 
+# Every pack weighs the same identity, essentials and frequent entries again: their counts are
+# kept (a pure function of the text); the prefixes tried by truncate_to_tokens are not.
+@functools.lru_cache(maxsize=4096)
 def count_tokens(text: str) -> int:
     """Estimated tokens of a text (at least 1 for non-empty text)."""
+    return _estimate(text)
+
+
+def _estimate(text: str) -> int:
     if not text:
         return 0
     total = 0.0
@@ -35,7 +43,7 @@ def truncate_to_tokens(text: str, budget: int) -> str:
     lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if count_tokens(text[:mid] + "…") <= budget:
+        if _estimate(text[:mid] + "…") <= budget:
             lo = mid
         else:
             hi = mid - 1

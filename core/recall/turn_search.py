@@ -305,7 +305,7 @@ def nearest_turns(
         # filter needs is read from the captures.
         hits = services.vectors.query("turns", vector.tolist(), probe, metadata=False)
         if filtered:
-            meta = _turn_meta(services, [h.id for h in hits])
+            meta = turn_meta(services, [h.id for h in hits])
             kept = [h for h in hits if h.id in meta and passes(meta[h.id])]
         else:
             kept = hits
@@ -329,7 +329,7 @@ def _epoch(moment: datetime) -> int:
     return int((moment - datetime(1970, 1, 1)).total_seconds())
 
 
-def _turn_meta(services: Services, capture_ids: list[str]) -> dict[str, dict[str, Any]]:
+def turn_meta(services: Services, capture_ids: list[str]) -> dict[str, dict[str, Any]]:
     """What a turn's vector metadata says (chat, epoch sent), read from the captures."""
     if not capture_ids:
         return {}

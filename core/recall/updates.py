@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import EloraError
+from core.offload import beside
 from core.recall.lexical import fold, terms
-from core.recall.turn_search import TurnHit, turn_hits
+from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -121,13 +122,22 @@ def latest_first(
     near = [t for t in ranked if t.score >= best - BAND_GAP and t.vector is not None]
     subjects: list[Subject] = []
     claimed: set[int] = set()
-    for anchor in anchors:
+    # Each anchor's successor is looked for at once, the later anchors' on other threads (their
+    # searches are SQLite's and Chroma's, which release the GIL), with nothing claimed yet; one
+    # whose pick an earlier subject claimed is looked for again below, as it always was.
+    early = [
+        beside(_successor, services, vocabulary, question, query_vector, a, chats, set(), near)
+        for a in anchors[1:]
+    ]
+    for n, anchor in enumerate(anchors):
         if anchor.rowid in claimed:
             continue
         members = [anchor]
-        later = _successor(
-            services, vocabulary, question, query_vector, anchor, chats, claimed, near
-        )
+        later = early[n - 1].result() if n else None
+        if n == 0 or (later is not None and later.rowid in claimed):
+            later = _successor(
+                services, vocabulary, question, query_vector, anchor, chats, claimed, near
+            )
         if later is not None:
             later.score = anchor.score
             members.append(later)
@@ -292,19 +302,22 @@ def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dic
     since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
     allowed = set(chats) if chats is not None else None
     try:
-        hits = services.vectors.query("turns", both.tolist(), MEANING_PROBE)
+        # Ids and distances only: Chroma's metadata costs several times the search; the chat
+        # and date it holds are read from the captures.
+        hits = services.vectors.query("turns", both.tolist(), MEANING_PROBE, metadata=False)
     except EloraError as exc:
         log.warning("turn vector search failed, updates linked by words only: %s", exc)
         return [], {}
+    meta = turn_meta(services, [h.id for h in hits])
     later = [
         h
         for h in hits
         if h.id != anchor.capture_id
-        and h.metadata.get("sent_at", 0) > since
-        and (allowed is None or h.metadata.get("chat_id") in allowed)
+        and meta.get(h.id, {}).get("sent_at", 0) > since
+        and (allowed is None or meta[h.id].get("chat_id") in allowed)
     ]
     near = [h.id for h in later[:SUCCESSOR_FETCH]]
-    same = {h.id: h.similarity for h in later if h.metadata.get("chat_id") == anchor.chat_id}
+    same = {h.id: h.similarity for h in later if meta[h.id].get("chat_id") == anchor.chat_id}
     if len(same) < STANDOUT_PEERS:
         return near, {}
     sims = np.array(list(same.values()))

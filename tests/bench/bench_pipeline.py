@@ -38,6 +38,7 @@ import cProfile
 import inspect
 import pstats
 import statistics
+import threading
 import time
 from collections import defaultdict
 from datetime import datetime
@@ -87,25 +88,43 @@ MESSAGES = [
 
 
 class Breakdown:
-    """Exclusive wall time per stage (sync or async): nested stages leave their caller."""
+    """Exclusive wall time per stage (sync or async): nested stages leave their caller.
+
+    A message's stages follow one another on the event loop and the blocking-work threads,
+    one stack; the parts of a pack that run beside it (core.offload.beside) nest on a stack of
+    their own thread and leave nobody (they overlap their caller's time)."""
 
     def __init__(self) -> None:
         self.totals: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
+        self.inclusive: dict[str, float] = defaultdict(float)
+        self.beside: dict[str, float] = defaultdict(float)  # exclusive, on side threads
         self._stack: list[list] = []
+        self._side = threading.local()
+        self._lock = threading.Lock()
+
+    def _current(self) -> list[list]:
+        if threading.current_thread().name.startswith("elora-side"):
+            return self._side.__dict__.setdefault("stack", [])
+        return self._stack
 
     def _enter(self, label: str) -> list:
         frame = [label, time.perf_counter(), 0.0]
-        self._stack.append(frame)
+        self._current().append(frame)
         return frame
 
     def _leave(self, frame: list) -> None:
-        self._stack.pop()
+        stack = self._current()
+        stack.pop()
         spent = time.perf_counter() - frame[1]
-        self.totals[frame[0]] += spent - frame[2]
-        self.counts[frame[0]] += 1
-        if self._stack:
-            self._stack[-1][2] += spent
+        with self._lock:
+            self.totals[frame[0]] += spent - frame[2]
+            self.counts[frame[0]] += 1
+            self.inclusive[frame[0]] += spent
+            if stack is not self._stack:
+                self.beside[frame[0]] += spent - frame[2]
+        if stack:
+            stack[-1][2] += spent
 
     def wrap(self, label: str, fn):
         """`fn`, timed under `label`."""
@@ -129,19 +148,23 @@ class Breakdown:
 
         return timed
 
-    def take(self) -> tuple[dict[str, float], dict[str, int]]:
-        """Totals (ms) and call counts since the last take, then reset."""
-        out = {k: v * 1000 for k, v in self.totals.items()}, dict(self.counts)
-        self.totals.clear()
-        self.counts.clear()
-        return out
+    def take(self) -> tuple[dict[str, float], dict[str, int], float, float]:
+        """Exclusive totals (ms) and call counts since the last take, the pack's own wall time
+        (ms) and what of the totals ran beside the message's own thread, then reset."""
+        with self._lock:
+            out = {k: v * 1000 for k, v in self.totals.items()}, dict(self.counts)
+            pack, beside = self.inclusive["pack"] * 1000, sum(self.beside.values()) * 1000
+            for totals in (self.totals, self.counts, self.inclusive, self.beside):
+                totals.clear()
+        return *out, pack, beside
 
 
 STAGES = [
     "model calls", "capture", "classify", "pack", "gate", "window", "prompt", "learning",
     "trace", "rest",
 ]  # fmt: skip
-# Inside "pack" (exclusive times; "pack" itself is what none of these covers).
+# Inside "pack" (exclusive times, those run beside one another overlapping; "pack" is its whole
+# wall time).
 PACK_STAGES = [
     "pack:embed", "pack:entries", "pack:archive", "pack:updates", "pack:event date",
     "pack:archive items", "pack:L0/L1", "pack:links",
@@ -248,10 +271,10 @@ async def run_messages(services, rounds: int, profile: bool) -> dict:
             # The new messages' vectors, computed after the reply, are not the next one's cost
             # (messages come seconds apart when one person types them).
             await services.assistant.drain()
-            stages, counts = breakdown.take()
+            stages, counts, pack, beside = breakdown.take()
             model = stages.get("model calls", 0.0)
-            stages["rest"] = total - sum(stages.values())
-            stages["pack"] = stages.get("pack", 0.0) + sum(stages.get(s, 0.0) for s in PACK_STAGES)
+            stages["rest"] = total - (sum(stages.values()) - beside)
+            stages["pack"] = pack
             routed = sum(c["latency_ms"] for c in reply.route.calls) if reply.route else 0
             rows.append(
                 {

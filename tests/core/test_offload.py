@@ -7,7 +7,9 @@ import asyncio
 import contextvars
 import threading
 
-from core.offload import WorkSlots, run_blocking, waiting_elsewhere
+import pytest
+
+from core.offload import WorkSlots, beside, run_blocking, waiting_elsewhere
 
 REQUEST = contextvars.ContextVar("request", default=None)
 
@@ -65,3 +67,48 @@ async def test_a_request_waiting_on_its_model_lends_its_slot_and_resumes_first()
 async def test_outside_a_slot_waiting_elsewhere_changes_nothing():
     async with waiting_elsewhere():
         pass
+
+
+def test_work_beside_the_caller_runs_on_another_thread_at_once_with_its_context():
+    REQUEST.set("r-7")
+    started, release = threading.Event(), threading.Event()
+
+    def part() -> tuple[str, str | None]:
+        started.set()
+        assert release.wait(10)  # the caller goes on meanwhile
+        return threading.current_thread().name, REQUEST.get()
+
+    future = beside(part)
+    assert started.wait(10)
+    assert not future.done()
+    release.set()
+    thread, seen = future.result(10)
+
+    assert thread != threading.current_thread().name
+    assert seen == "r-7"
+
+
+def test_work_beside_reraises_for_whoever_asks():
+    def failing() -> None:
+        raise ValueError("no such chat")
+
+    with pytest.raises(ValueError, match="no such chat"):
+        beside(failing).result(10)
+
+
+def test_work_started_beside_runs_beside_too_and_the_level_below_runs_in_place():
+    def name() -> str:
+        return threading.current_thread().name
+
+    def inner() -> tuple[str, str, bool]:
+        innermost = beside(name)
+        done = innermost.done()  # the last level never waits for a pool
+        return name(), innermost.result(), done
+
+    def outer() -> tuple[str, tuple[str, str, bool]]:
+        return name(), beside(inner).result(10)
+
+    outer_thread, (inner_thread, innermost_thread, done) = beside(outer).result(10)
+
+    assert len({threading.current_thread().name, outer_thread, inner_thread}) == 3
+    assert innermost_thread == inner_thread and done

@@ -77,3 +77,23 @@ def test_console_script_subcommand_help_exits_0(tmp_path):
 def test_no_command_prints_help_and_exits_2(capsys):
     assert main([]) == 2
     assert "usage: elora" in capsys.readouterr().out
+
+
+def test_the_evidence_pack_use_case_loads_without_the_chat_pipeline(tmp_path):
+    # `elora context` is what scripts and other agents run as a fresh process: the pack's use
+    # case must not drag in the pipeline, the model routing or the council.
+    code = (
+        "import json, sys\n"
+        "from core import app\n"
+        "app.context, app.remember, app.render_pack_text\n"
+        "import core.app.undo, core.app.health\n"  # modules named as two of the exports
+        "assert callable(app.undo) and callable(app.health), (app.undo, app.health)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('core.'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    loaded = set(json.loads(done.stdout))
+
+    assert "core.app.memory" in loaded
+    assert not loaded & {"core.pipeline", "core.routing.loop", "core.council", "core.app.chat"}
