@@ -28,6 +28,7 @@ from core.memory.copies import ErasePlan, resolve_target, scan_database
 from core.memory.home_files import erase_files, find_files
 from core.memory.index_files import scrub_index_files
 from core.memory.tombstones import bury, bury_entry, log_forget
+from core.recall.tokens import count_tokens
 from core.traces import rewrite_trace
 from core.undo import log as undo_log
 
@@ -107,6 +108,8 @@ def erase(
         turn_rows.optimize_search(conn)
     # Nothing re-proposes what was forgotten, by id or by phrase (core.memory.tombstones).
     bury(services, buried)
+    # Token counts are kept per process with the texts as keys: erased texts leave them too.
+    count_tokens.cache_clear()
     vectors_erased = _erase_vectors(services, plan, dropped, rewritten)
     if not services.settings.chroma_url:  # leftovers in the embedded index's files
         scrub_index_files(services.settings.chroma_dir, erased)

@@ -18,6 +18,8 @@ from core.memory.forget import forget_entry, forget_matching, preview
 from core.memory.matching import Phrase, fold_for_match
 from core.memory.mirror import export_markdown
 from core.recall.archive_search import search_archive
+from core.recall.pack import build_pack
+from core.recall.tokens import count_tokens
 from tests.core.memory.helpers import (
     as_stored,
     database_name,
@@ -157,6 +159,15 @@ def test_forget_matching_leaves_no_piece_of_the_phrase_in_any_file_elora_wrote(
     leftovers = {f for f, _ in windows_on_disk(home, SECRET)}
     assert leftovers == {"notes.txt"}, windows_on_disk(home, SECRET)
     assert not fts_terms(home / "elora.db", {"quetzal", "hortense", "erable", "8841"})
+
+
+def test_no_count_kept_in_memory_holds_an_erased_text_as_its_key(services, stocked):
+    build_pack(services, "Où est la clé du coffre de mamie Hortense ?")  # weighs the secret
+    assert count_tokens.cache_info().currsize > 0
+
+    forget_matching(services, PHRASE)
+
+    assert count_tokens.cache_info().currsize == 0
 
 
 def test_what_did_not_hold_the_phrase_stays_and_stays_findable(services, home, stocked):
