@@ -39,9 +39,15 @@ class ArchiveEvidence:
         self.question = question
         self.allowed = set(chats) if chats is not None else None
         self.chats = search_scope(services, chats)  # None: every chat is the user's
-        # The speakers a question names are matched on who said a turn, not by meaning.
-        self.query_vector = speaker_free_vector(services, question, query_vector, self.chats)
+        # The speakers a question names are matched on who said a turn, not by meaning; a
+        # present-state question keeps its own vector: it asks for one statement of a fact
+        # (where the name often stands in for a subject: "Sam's job"), not for all they said.
         self.present_state = present_state
+        self.query_vector = (
+            query_vector
+            if present_state
+            else speaker_free_vector(services, question, query_vector, self.chats)
+        )
         self.exclude = exclude  # capture ids: the request's own message is no evidence
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
         self.found: Found | None = None
