@@ -11,6 +11,7 @@ from core.recall.pack import build_pack
 from core.recall.turn_search import TurnHit
 from core.recall.updates import latest_first
 from tests.core.memory.helpers import message
+from tests.core.recall.packs import archive_order
 
 CHAT = "77"
 # Short replies say little themselves: their keys borrow the question they answer, and the
@@ -98,17 +99,6 @@ def long_chat(services):
     services.archive.index_pending()
 
 
-def _order(pack) -> list[str]:
-    """Message ids of the archive items in pack order, history included (as the bench reads)."""
-    out: list[str] = []
-    for item in pack.items():
-        if item["source_type"] != "archive":
-            continue
-        out += item["message_ids"]
-        out += [h["message_id"] for h in item.get("history", [])]
-    return list(dict.fromkeys(out))
-
-
 @pytest.mark.parametrize("question", ["Where does Sam work?", "What is Sam's job?"])
 def test_a_fact_said_once_comes_before_short_replies_that_borrow_their_meaning(
     services, long_chat, question
@@ -116,13 +106,13 @@ def test_a_fact_said_once_comes_before_short_replies_that_borrow_their_meaning(
     pack = build_pack(services, question)
 
     assert pack.classification.present_state
-    assert _order(pack)[0] == IDS["museum"]
+    assert archive_order(pack)[0] == IDS["museum"]
 
 
 def test_an_update_sharing_no_word_but_ranked_near_the_old_statement_comes_first(
     services, long_chat
 ):
-    order = _order(build_pack(services, "C'est quoi le numéro de mon casier ?"))
+    order = archive_order(build_pack(services, "C'est quoi le numéro de mon casier ?"))
 
     assert IDS["lockers"] in order
     assert order.index(IDS["lockers"]) < order.index(IDS["locker"])
@@ -130,7 +120,7 @@ def test_an_update_sharing_no_word_but_ranked_near_the_old_statement_comes_first
 
 @pytest.mark.parametrize("question", ["Where does Sam live?", "Il habite où, Sam ?"])
 def test_a_move_ranked_below_the_old_address_comes_first(services, long_chat, question):
-    order = _order(build_pack(services, question))
+    order = archive_order(build_pack(services, question))
 
     assert IDS["house"] in order
     assert order.index(IDS["house"]) < order.index(IDS["flat"])

@@ -10,6 +10,7 @@ from core.recall.pack import build_pack
 from core.recall.turn_search import TurnHit
 from core.recall.updates import _replaces, has_change_cue
 from tests.core.memory.helpers import message
+from tests.core.recall.packs import archive_order
 
 CHAT = "42"
 CHATTER = [
@@ -82,17 +83,6 @@ def history(services):
     services.archive.index_pending()
 
 
-def _order(pack) -> list[str]:
-    """Message ids of the archive items in pack order, history included (as the bench reads)."""
-    out: list[str] = []
-    for item in pack.items():
-        if item["source_type"] != "archive":
-            continue
-        out += item["message_ids"]
-        out += [h["message_id"] for h in item.get("history", [])]
-    return list(dict.fromkeys(out))
-
-
 def _first_of(order: list[str], *names: str) -> str:
     ids = {IDS[n]: n for n in names}
     return next(ids[m] for m in order if m in ids)
@@ -102,19 +92,19 @@ def _first_of(order: list[str], *names: str) -> str:
     "question", ["Who's my internet provider?", "C'est quoi mon fournisseur internet ?"]
 )
 def test_an_update_sharing_no_word_with_the_old_statement_comes_first(services, history, question):
-    order = _order(build_pack(services, question))
+    order = archive_order(build_pack(services, question))
 
     assert _first_of(order, "free", "orange") == "orange"
 
 
 def test_an_english_update_answers_a_question_asked_in_french(services, history):
-    order = _order(build_pack(services, "C'est à quelle heure le daily ?"))
+    order = archive_order(build_pack(services, "C'est à quelle heure le daily ?"))
 
     assert _first_of(order, "standup", "daily") == "daily"
 
 
 def test_an_old_value_named_again_for_someone_else_does_not_become_current(services, history):
-    order = _order(build_pack(services, "C'est qui le médecin de Maman ?"))
+    order = archive_order(build_pack(services, "C'est qui le médecin de Maman ?"))
 
     assert _first_of(order, "lambert", "nguyen", "papa", "croise") == "nguyen"
 
@@ -125,7 +115,7 @@ def test_an_old_value_named_again_for_someone_else_does_not_become_current(servi
 def test_a_restatement_about_another_company_after_the_change_does_not_become_current(
     services, history, question
 ):
-    order = _order(build_pack(services, question))
+    order = archive_order(build_pack(services, question))
 
     assert _first_of(order, "julie", "marc", "novalis") == "marc"
 
@@ -134,7 +124,7 @@ def test_a_fact_that_never_changed_stays_first(services, history):
     pack = build_pack(services, "C'est quand mon cours de yoga ?")
 
     assert pack.classification.present_state
-    assert _order(pack)[0] == IDS["yoga"]
+    assert archive_order(pack)[0] == IDS["yoga"]
 
 
 @pytest.mark.parametrize(
