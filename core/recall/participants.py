@@ -9,7 +9,8 @@ question without the names and of the question in its speakers' words ("What act
 done with her family?"): what is asked gains weight, first-person statements come closer, and a
 name that is the topic ("What is Caroline's identity?") still counts through the full question.
 Measured on LoCoMo dev: multi-hop R@10 0.55 -> 0.62 (higher in each of its three
-conversations), temporal 0.94 -> 0.96, single-hop 0.84 -> 0.85.
+conversations), temporal 0.94 -> 0.96, single-hop 0.84 -> 0.85; a present-state question keeps
+its own vector (core.recall.evidence), which leaves multi-hop at 0.59 and single-hop at 0.86.
 """
 
 from __future__ import annotations
