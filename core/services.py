@@ -250,6 +250,8 @@ class Services:
 
     def close(self) -> None:
         """Stop the background threads and release database connections."""
+        if "archive" in self.__dict__ and "indexer" in self.archive.__dict__:
+            self.archive.indexer.close()
         if "replayer" in self.__dict__:
             self.replayer.close()
         if "embedder" in self.__dict__:

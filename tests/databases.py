@@ -80,9 +80,10 @@ def _engine(url: str):
     return create_engine(url, poolclass=NullPool)
 
 
-def server_files(url: str) -> list[Path]:
-    """Every file holding the tables, indexes and TOAST data of the URL's schema, after a
-    CHECKPOINT has written what the server had only in memory."""
+def server_files(url: str) -> list[tuple[Path, str]]:
+    """(file, relation) for every file holding the tables, indexes and TOAST data of the URL's
+    schema, after a CHECKPOINT has written what the server had only in memory; a TOAST
+    relation is named after its table ("entry_versions TOAST")."""
     data = os.environ.get("ELORA_TEST_PG_DATA")
     assert data, "set ELORA_TEST_PG_DATA to the server's data directory (tests/pg_cluster does)"
     engine = _engine(url)
@@ -90,22 +91,23 @@ def server_files(url: str) -> list[Path]:
         with engine.connect() as conn:
             conn.exec_driver_sql("CHECKPOINT")
             rows = conn.exec_driver_sql(
-                "WITH mine AS (SELECT c.oid, c.reltoastrelid FROM pg_class c JOIN pg_namespace n "
-                "ON n.oid = c.relnamespace WHERE n.nspname = current_schema()), "
-                "toast AS (SELECT reltoastrelid AS oid FROM mine WHERE reltoastrelid <> 0) "
-                "SELECT pg_relation_filepath(oid) FROM mine UNION "
-                "SELECT pg_relation_filepath(oid) FROM toast UNION "
-                "SELECT pg_relation_filepath(i.indexrelid) FROM pg_index i JOIN toast t "
-                "ON t.oid = i.indrelid"
+                "WITH mine AS (SELECT c.oid, c.relname, c.reltoastrelid FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()), "
+                "toast AS (SELECT reltoastrelid AS oid, relname || ' TOAST' AS relname FROM mine "
+                "WHERE reltoastrelid <> 0) "
+                "SELECT pg_relation_filepath(oid), relname FROM mine UNION "
+                "SELECT pg_relation_filepath(oid), relname FROM toast UNION "
+                "SELECT pg_relation_filepath(i.indexrelid), t.relname || ' index' FROM pg_index i "
+                "JOIN toast t ON t.oid = i.indrelid"
             ).all()
     finally:
         engine.dispose()
-    files = []
-    for (relative,) in rows:
+    files = {}
+    for relative, relname in rows:
         if relative:
             base = Path(data) / relative
-            files += [p for p in base.parent.glob(base.name + "*") if p.is_file()]
-    return sorted(set(files))
+            files |= {p: relname for p in base.parent.glob(base.name + "*") if p.is_file()}
+    return sorted(files.items())
 
 
 def index_finds(url: str, words: set[str]) -> set[str]:

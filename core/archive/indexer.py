@@ -38,6 +38,7 @@ class Indexer:
         self._cond = threading.Condition()
         self._running = False
         self._hurry = 0  # callers waiting in wait_idle: no lingering for them
+        self._closed = False  # no round starts after close(): the chunks stay pending
         self.rounds = 0  # engine rounds run (read by tests and benches)
 
     def submit(self, chunk_ids: Iterable[str]) -> None:
@@ -48,7 +49,7 @@ class Indexer:
             if self._running:
                 self._cond.notify_all()  # a lingering round may now be full
                 return
-            if not self._waiting:
+            if not self._waiting or self._closed:
                 return
             self._running = True
         threading.Thread(target=self._work, name="elora-indexer", daemon=True).start()
@@ -61,7 +62,7 @@ class Indexer:
                     for chunk_id in batch:
                         self._waiting.pop(chunk_id, None)
                     self._linger()
-                    batch = list(self._waiting)[:ROUND]
+                    batch = [] if self._closed else list(self._waiting)[:ROUND]
                     if not batch:  # decided under the lock: a submit now starts a new worker
                         self._running = False
                         self._cond.notify_all()
@@ -77,7 +78,7 @@ class Indexer:
     def _linger(self) -> None:
         """Wait (lock held, released while waiting) for a fuller round, unless hurried."""
         deadline = time.monotonic() + LINGER
-        while self._waiting and len(self._waiting) < ROUND and not self._hurry:
+        while self._waiting and len(self._waiting) < ROUND and not (self._hurry or self._closed):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
@@ -103,3 +104,12 @@ class Indexer:
                 return self._cond.wait_for(lambda: not self._running and not self._waiting, timeout)
             finally:
                 self._hurry -= 1
+
+    def close(self, timeout: float = 60.0) -> bool:
+        """Start no more rounds and wait (at most `timeout` seconds) for the one under way, so
+        nothing touches the database once its owner closes it; what is still queued stays
+        pending for the index job. False when the round outlasted the timeout."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            return self._cond.wait_for(lambda: not self._running, timeout)

@@ -171,26 +171,33 @@ def vacuum(engine: Engine, tables: list[str], wait_seconds: float = 10.0) -> Non
     """VACUUM tables after forgetting, so the erased rows' old versions leave the data files
     (a plain VACUUM makes their space reusable; FULL rewrites each table without them).
 
-    VACUUM FULL still copies a deleted row that a transaction begun before the delete could
-    see (another worker's read, the indexer): it first waits, up to `wait_seconds`, until no
-    session of this database holds a snapshot older than the forget."""
+    VACUUM FULL still copies a deleted row that some snapshot might see, and its own snapshot
+    counts: a snapshot's horizon is the oldest transaction running on the whole server, in any
+    database. So it first waits, up to `wait_seconds`, until no transaction begun before the
+    forget runs anywhere and no session of this database holds an older snapshot."""
     import time
 
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         horizon = conn.exec_driver_sql("SELECT txid_current()").scalar_one()
         deadline = time.monotonic() + wait_seconds
-        while time.monotonic() < deadline:
-            older = conn.exec_driver_sql(
-                # A snapshot, or a transaction that began writing, before the horizon.
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid() AND ("
-                "txid_current() - age(backend_xmin) < %s OR txid_current() - age(backend_xid) < %s)",
-                (horizon, horizon),
-            ).scalar_one()
-            if not older:
+        while _older_than(conn, horizon):
+            if time.monotonic() >= deadline:
+                log.warning("forget: a long transaction may keep erased rows until the next VACUUM")
                 break
             time.sleep(0.05)
-        else:
-            log.warning("forget: a long transaction may keep erased rows until the next VACUUM")
         for table in tables:
             conn.exec_driver_sql(f"VACUUM (FULL) {table}")
+
+
+def _older_than(conn: Connection, horizon: int) -> bool:
+    """Whether a transaction older than `horizon` (a 64-bit transaction id) still runs on the
+    server, or a session of this database holds a snapshot taken before it. Both ages are
+    counted from the same transaction id within one statement, so they compare exactly."""
+    return bool(
+        conn.exec_driver_sql(
+            "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint < %(h)s OR EXISTS ("
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND age(backend_xmin) > age(%(x)s::text::xid))",
+            {"h": horizon, "x": str(horizon % 2**32)},
+        ).scalar_one()
+    )

@@ -64,6 +64,25 @@ def test_chunks_of_several_chats_wait_together_and_share_one_round(settings):
     services.close()
 
 
+def test_closing_finishes_the_round_under_way_and_leaves_the_rest_pending(settings):
+    embedder = GatedEmbedder()
+    services = Services(settings, embedder=embedder)
+    indexer = services.archive.indexer
+    indexer.submit(capture(services, "1", "Le train part à 8 h de Lyon"))
+    assert embedder.inside.wait(30)  # a round is being embedded, held at the gate
+    indexer.submit(capture(services, "2", "Le vol part à 10 h de Nantes"))
+
+    assert indexer.close(timeout=0) is False  # closed, but the round under way goes on
+    embedder.gate.set()
+    assert indexer.close(timeout=60) is True
+
+    assert embedder.batches == [1]  # no round started after close
+    assert services.archive.counts()["chunks_pending_vectors"] == 1  # left for the index job
+    indexer.submit(capture(services, "3", "Le bus part à midi"))  # queued, never embedded here
+    assert indexer.pending() == 2 and embedder.batches == [1]
+    services.close()
+
+
 def test_concurrent_queries_are_embedded_in_one_batch_with_the_same_vectors():
     inner = GatedEmbedder()
     worker = EmbeddingWorker(inner)

@@ -84,11 +84,11 @@ def _variants(needle: str) -> set[bytes]:
 
 def _stored_files(root: Path) -> list[tuple[str, Path]]:
     """(name, path) of every file under root and, when the home runs on PostgreSQL, of the
-    server's files for its tables and indexes (named database/...)."""
+    server's files for its tables and indexes (named database/<relation>/<file>)."""
     files = [(str(p.relative_to(root)), p) for p in sorted(root.rglob("*")) if p.is_file()]
     url = home_database_url()
     if url:
-        files += [(f"database/{p.parent.name}/{p.name}", p) for p in server_files(url)]
+        files += [(f"database/{rel}/{p.name}", p) for p, rel in server_files(url)]
     return files
 
 
