@@ -104,7 +104,7 @@ class FakeTelegram:
         with self.cond:
             return [m for m in self.returned if chat_id is None or m["chat"]["id"] == chat_id]
 
-    def wait_for(self, predicate, timeout: float = 30.0) -> bool:
+    def wait_for(self, predicate, timeout: float = 120.0) -> bool:
         """Block until predicate() is true (re-checked on every API call) or the timeout."""
         deadline = time.monotonic() + timeout
         with self.cond:

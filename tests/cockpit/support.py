@@ -67,7 +67,7 @@ async def settle(pilot, rounds: int = 50) -> None:
     raise AssertionError("workers kept running")
 
 
-async def wait_until(pilot, predicate, timeout: float = 10.0, what: str = "condition") -> None:
+async def wait_until(pilot, predicate, timeout: float = 60.0, what: str = "condition") -> None:
     """Let the UI run until `predicate()` holds (while workers may still be busy), or fail
     after `timeout` seconds: for what arrives in the middle of a long job."""
     deadline = time.monotonic() + timeout
