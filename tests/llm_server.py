@@ -86,9 +86,6 @@ class FakeLLMServer:
         self.standing: dict[str, tuple[Reply, threading.Event | None, threading.Event | None]] = {}
         self.active = 0
         self.max_active = 0
-        # HTTP/1.1 connections kept open between requests, as providers keep them (set before
-        # start(); the load benchmark's bot would otherwise connect anew for every call).
-        self.keep_alive = False
         self._server: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
@@ -140,8 +137,6 @@ class FakeLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
-
             def log_message(self, *args):  # keep test output quiet
                 pass
 

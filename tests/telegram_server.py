@@ -50,9 +50,6 @@ class FakeTelegram:
         self.confirmed_offset = 0
         self.poll_generation = 0  # the latest getUpdates call; an older waiting one ends (409)
         self.conflicts = 0  # getUpdates calls ended by a newer one (two pollers, or a restart)
-        # HTTP/1.1 connections kept open between requests, as Telegram keeps them (set before
-        # start(); the load benchmark's bot would otherwise connect anew for every call).
-        self.keep_alive = False
         self._server: ThreadingHTTPServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
@@ -131,8 +128,6 @@ class FakeTelegram:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
-
             def log_message(self, *args):
                 pass
 

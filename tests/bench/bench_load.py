@@ -266,14 +266,9 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
     """Start the fakes and the bot(s), send the burst, wait, stop, check; (0 when on target,
     the figures)."""
     stores = stores or {}
-    llm = FakeLLMServer()
-    telegram = FakeTelegram(TOKEN)
-    # Telegram and model providers keep connections open; a fake that closes each one makes
-    # the bot pay a new connection (and the fake a new thread) for every call.
-    llm.keep_alive = telegram.keep_alive = not args.close_connections
-    llm.start()
+    llm = FakeLLMServer().start()
     llm.responder = responder
-    telegram.start()
+    telegram = FakeTelegram(TOKEN).start()
     replies = Replies()
     telegram.on("sendMessage", replies.hook)
     users = [FIRST_USER + n for n in range(args.users)]
@@ -389,10 +384,6 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for replies")
     parser.add_argument("--keep", action="store_true", help="keep the tmp home")
-    parser.add_argument(
-        "--close-connections", action="store_true",
-        help="the fakes close every connection after one request (HTTP/1.0, as before)",
-    )  # fmt: skip
     parser.add_argument(
         "--configs", default="",
         help="set-ups run one after the other, e.g. sqlite:1,postgres:1,postgres:2",
