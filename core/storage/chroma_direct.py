@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import EloraError, VectorStoreUnavailable
-from core.storage.vectors import PROBE_NEIGHBOURS, ChromaIndex, VectorHit
+from core.storage.vectors import (
+    COLLECTIONS,
+    PROBE_NEIGHBOURS,
+    SYNC_THRESHOLD,
+    ChromaIndex,
+    VectorHit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +190,26 @@ class DirectChroma:
             with self._guard(collection, "open"):
                 listed = engine.list_collections(None, 0, TENANT, DATABASE)
             names = {c.name: str(c.id) for c in listed}
+            self._shorten_logs(engine, listed)
             found = names.get(self.index.prefix + collection)
             if found is None:
                 return engine, None
             self._ids[collection] = found
         return engine, found
+
+    def _shorten_logs(self, engine, listed) -> None:
+        """Collections made with Chroma's default sync threshold take SYNC_THRESHOLD (see
+        core.storage.vectors), once per store: the next process to open one saves its index,
+        and the ones after it replay at most that many vectors from the log."""
+        ours = {self.index.prefix + name for name in COLLECTIONS}
+        change = json.dumps({"hnsw": {"sync_threshold": SYNC_THRESHOLD}})
+        for c in listed:
+            hnsw = (getattr(c, "configuration", None) or {}).get("hnsw") or {}
+            if c.name in ours and hnsw.get("sync_threshold", 0) > SYNC_THRESHOLD:
+                try:
+                    engine.update_collection(str(c.id), None, None, change)
+                except Exception as exc:  # a setting for speed: reads go on without it
+                    log.info("Chroma's sync threshold of %s left as it is: %s", c.name, exc)
 
     def _open(self):
         if self.index.url or self._key in _CLIENT_ONLY:

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.dialects.postgresql import insert
+
+def _insert(model: Any):
+    # Imported on first use: SQLAlchemy's PostgreSQL dialect costs a tenth of a second, which a
+    # one-shot read (`elora context`) never needs.
+    from sqlalchemy.dialects.postgresql import insert
+
+    return insert(model)
 
 
 def insert_ignoring(model: Any, rows: list[dict[str, Any]] | dict[str, Any]):
     """INSERT that skips rows whose key already exists (the table's primary or unique key)."""
-    return insert(model).values(rows).on_conflict_do_nothing()
+    return _insert(model).values(rows).on_conflict_do_nothing()
 
 
 def upsert(model: Any, row: dict[str, Any], keys: list[str]):
     """INSERT, or UPDATE the row with the same `keys` to these values."""
-    statement = insert(model).values(row)
+    statement = _insert(model).values(row)
     changed = {name: value for name, value in row.items() if name not in keys}
     return statement.on_conflict_do_update(index_elements=keys, set_=changed)
 

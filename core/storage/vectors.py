@@ -20,6 +20,12 @@ from core.errors import EloraError, StorageError, VectorStoreUnavailable
 COLLECTIONS = ("memory", "archive", "ephemeral", "turns")
 # Neighbours asked of a collection when probing it: enough to notice an index that lost some.
 PROBE_NEIGHBOURS = 10
+# Chroma writes a collection's HNSW files every `sync_threshold` new vectors (1,000 by
+# default); what came after stays in its log, and every process that opens the collection
+# inserts those vectors into the index again before its first query: up to 999 inserts, most
+# of a second for a one-shot `elora context` on a 10k-message home. 200 bounds that replay to
+# a tenth of a second, for a save of the index files every 200 vectors.
+SYNC_THRESHOLD = 200
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,11 @@ class ChromaIndex:
             client = self.client
             with self._opening:
                 if name not in self._collections:
-                    metadata = {"hnsw:space": "cosine", **self._space_meta}
+                    metadata = {
+                        "hnsw:space": "cosine",
+                        "hnsw:sync_threshold": SYNC_THRESHOLD,
+                        **self._space_meta,
+                    }
                     with self._guard(f"{name}: cannot open the collection"):
                         self._collections[name] = client.get_or_create_collection(
                             self.prefix + name, embedding_function=None, metadata=metadata

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,28 @@ def test_the_evidence_pack_use_case_loads_without_the_chat_pipeline(tmp_path):
 
     assert "core.app.memory" in loaded
     assert not loaded & {"core.pipeline", "core.routing.loop", "core.council", "core.app.chat"}
+
+
+def test_a_one_shot_context_on_sqlite_leaves_the_postgresql_dialect_alone(home):
+    # SQLAlchemy's PostgreSQL dialect is a tenth of a second of a fresh `elora context`;
+    # on SQLite a read never builds a PostgreSQL statement.
+    code = (
+        "import sys\n"
+        "from core.cli.main import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print('postgresql dialect:', 'sqlalchemy.dialects.postgresql' in sys.modules,"
+        " file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("ELORA_DATABASE_URL", "ELORA_CHROMA_URL")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, "context", "Où est le vélo ?", "--json"],
+        env={**env, "ELORA_HOME": str(home)}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["question"] == "Où est le vélo ?"
+    assert "postgresql dialect: False" in done.stderr, done.stderr[-2000:]

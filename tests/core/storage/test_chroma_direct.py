@@ -120,3 +120,59 @@ def test_once_the_client_has_the_store_every_call_stays_with_the_client(tmp_path
 
     assert [h.id for h in direct.query("archive", unit(1), 1)] == ["a"]
     assert direct.count("ephemeral") == 0
+
+
+def _unreplayed(store, name: str) -> int:
+    """Log records of a collection its saved HNSW index does not hold yet: what every process
+    opening the store inserts into the index again before its first query."""
+    import sqlite3
+
+    with sqlite3.connect(store / "chroma.sqlite3") as db:
+        (collection,) = db.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
+        saved = db.execute(
+            "SELECT COALESCE(MAX(m.seq_id), 0) FROM segments s LEFT JOIN max_seq_id m "
+            "ON m.segment_id = s.id WHERE s.collection = ? AND s.scope = 'VECTOR'",
+            (collection,),
+        ).fetchone()[0]
+        (waiting,) = db.execute(
+            "SELECT COUNT(*) FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ?",
+            (f"%{collection}", saved),
+        ).fetchone()
+    return waiting
+
+
+def test_new_collections_save_their_index_every_sync_threshold_vectors(tmp_path):
+    from core.storage.vectors import SYNC_THRESHOLD
+
+    index = ChromaIndex(path=tmp_path / "chroma")
+    index.upsert("turns", ["a"], [unit(1)], [{"chat_id": "42"}])
+
+    assert index.collection("turns").configuration_json["hnsw"]["sync_threshold"] == (
+        SYNC_THRESHOLD
+    )
+
+
+def test_a_store_made_with_chromas_default_threshold_stops_replaying_its_log(tmp_path):
+    # Homes made before SYNC_THRESHOLD hold up to 999 vectors per collection in Chroma's log
+    # only, inserted into the index again by every process (most of a one-shot's second).
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    from core.storage.vectors import SYNC_THRESHOLD
+
+    store = tmp_path / "chroma"
+    client = chromadb.PersistentClient(path=str(store))
+    old = client.create_collection("turns", metadata={"hnsw:space": "cosine"})
+    count = SYNC_THRESHOLD + 50
+    for start in range(0, count, 50):
+        ids = [str(n) for n in range(start, start + 50)]
+        old.upsert(ids=ids, embeddings=[unit(int(i)) for i in ids])
+    SharedSystemClient.clear_system_cache()
+    assert _unreplayed(store, "turns") == count
+
+    direct = DirectChroma(ChromaIndex(path=store))
+    hits = direct.query("turns", unit(7), 1, metadata=False)
+
+    assert [h.id for h in hits] == ["7"]  # the replayed log is searched
+    assert _unreplayed(store, "turns") == 0  # and saved: the next process replays nothing
+    assert direct.direct
