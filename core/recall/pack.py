@@ -337,8 +337,12 @@ class PackBuilder:
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
         # Predictions about what this task touches (core.memory.tier_policy) come with it.
         found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
-        links, related = self._links(found)
-        for entry, verdict in matching_predictions(found, self.terms):
+        named = matching_predictions(found, self.terms)
+        if not named:
+            return
+        # Links of the predictions kept only: an item reads the links of its own entry.
+        links, related = self._links([entry for entry, _ in named])
+        for entry, verdict in named:
             score = entry.confidence * verdict.factor
             self._add(layer, entry_item(entry, score, links, related, verdict.reason))
 
