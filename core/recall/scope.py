@@ -56,11 +56,10 @@ def search_scope(services: Services, chats: list[str] | None) -> list[str] | Non
         # however large the archive, in one statement.
         marks = ",".join("?" * len(chats))
         outside = conn.exec_driver_sql(
-            "WITH RECURSIVE seen(chat) AS ("
-            "SELECT min(chat_id) FROM captures "
+            "WITH RECURSIVE seen(chat) AS (SELECT min(chat_id) FROM captures "
             "UNION ALL SELECT (SELECT min(chat_id) FROM captures WHERE chat_id > seen.chat) "
-            f"FROM seen WHERE seen.chat IN ({marks})"
-            f") SELECT chat FROM seen WHERE chat IS NOT NULL AND chat NOT IN ({marks}) LIMIT 1",
+            "FROM seen WHERE seen.chat IN ({marks})) SELECT chat FROM seen "
+            "WHERE chat IS NOT NULL AND chat NOT IN ({marks}) LIMIT 1".replace("{marks}", marks),
             (*chats, *chats),
         ).first()
     return chats if outside is not None else None
