@@ -66,6 +66,12 @@ class EmbeddingWorker:
         """The vector of a search query (batched with concurrent queries)."""
         return self._submit("query", [text])[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of several queries, in one engine call with any other queued queries."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._submit("query", list(texts))
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of stored passages (batched with concurrent passages)."""
         if not texts:

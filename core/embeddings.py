@@ -160,6 +160,15 @@ class LiteLLMEmbedder:
         return float(min(1.0, max(0.0, similarity)))
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Several queries' vectors in one engine call when the embedder batches them (the same
+    vectors as one by one), else one call each."""
+    batch = getattr(embedder, "embed_queries", None)
+    if batch is not None:
+        return np.asarray(batch(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+    return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+
+
 def build_embedder(spec: str, api_base: str | None = None, engine: str = "auto") -> Embedder:
     """The embedder named by the ELORA_EMBEDDER setting (`engine` only matters for "local")."""
     if spec == "local":

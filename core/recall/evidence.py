@@ -4,6 +4,7 @@ deeper), the newest statement first for present-state questions, never a message
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
     from core.services import Services
 
 
+class Unknown(Enum):
+    """Not worked out yet (None is an answer: every chat, no vector)."""
+
+    UNKNOWN = "unknown"
+
+
+UNKNOWN = Unknown.UNKNOWN
+
+
 class ArchiveEvidence:
     """Searches the archive once for a question and hands out its evidence stage by stage."""
 
@@ -34,20 +44,25 @@ class ArchiveEvidence:
         chats: list[str] | None,
         present_state: bool,
         exclude: set[str],
+        scope: list[str] | Unknown | None = UNKNOWN,
+        search_vector: np.ndarray | Unknown | None = UNKNOWN,
     ):
         self.services = services
         self.question = question
         self.allowed = set(chats) if chats is not None else None
-        self.chats = search_scope(services, chats)  # None: every chat is the user's
+        # None: every chat is the user's (`scope`: search_scope's answer, when already known).
+        self.chats = search_scope(services, chats) if scope is UNKNOWN else scope
         # The speakers a question names are matched on who said a turn, not by meaning; a
         # present-state question keeps its own vector: it asks for one statement of a fact
         # (where the name often stands in for a subject: "Sam's job"), not for all they said.
+        # `search_vector`: that vector, when the pack embedded it with the question at once.
         self.present_state = present_state
-        self.query_vector = (
-            query_vector
-            if present_state
-            else speaker_free_vector(services, question, query_vector, self.chats)
-        )
+        if present_state:
+            self.query_vector = query_vector
+        elif search_vector is not UNKNOWN:
+            self.query_vector = search_vector
+        else:
+            self.query_vector = speaker_free_vector(services, question, query_vector, self.chats)
         self.exclude = exclude  # capture ids: the request's own message is no evidence
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
         self.found: Found | None = None

@@ -17,15 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmodel import col, select
 
+from core.embeddings import embed_queries
 from core.errors import EloraError, VectorStoreUnavailable
 from core.memory.tier_policy import judge, matching_predictions
 from core.offload import beside
 from core.recall.classifier import Classification, classify
 from core.recall.events import date_event
-from core.recall.evidence import ArchiveEvidence
+from core.recall.evidence import UNKNOWN, ArchiveEvidence, Unknown
 from core.recall.items import entry_item, item_tokens
 from core.recall.lexical import terms
-from core.recall.scope import visible_chats
+from core.recall.participants import mixed_vector, speaker_texts
+from core.recall.scope import search_scope, visible_chats
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
 from core.storage.models import MemoryEntry
@@ -151,6 +153,9 @@ class PackBuilder:
         self.archive: ArchiveEvidence | None = None
         self.searched: ArchiveEvidence | None = None  # the archive search, once it ran
         self.query_vector = None
+        # Worked out with the query's embedding (_embed_query) when it ran, else by the search.
+        self.scope: list[str] | Unknown | None = UNKNOWN
+        self.search_vector: Any = UNKNOWN
         self.pack = EvidencePack(
             question=question,
             classification=self.classification,
@@ -219,15 +224,26 @@ class PackBuilder:
         return self.pack
 
     def _embed_query(self, need: str) -> None:
+        """The question's vector and, for the archive search, the question in the words of the
+        speakers it names (core.recall.participants): one engine call for all of them."""
         if need in ("none", "L0-L1"):
             return
+        others: list[str] = []
+        if not self.classification.present_state:  # it keeps its own vector (evidence.py)
+            self.scope = search_scope(self.services, self.chats)
+            others = speaker_texts(self.services, self.question, self.scope)
         try:
             self.services.vectorspace.ensure_readable()
-            self.query_vector = self.services.embedder.embed_query(self.question)
+            vectors = embed_queries(self.services.embedder, [self.question, *others])
         except VectorStoreUnavailable as exc:
             self._degrade(str(exc))
+            return
         except EloraError as exc:
             self._degrade(f"embeddings unavailable ({exc})")
+            return
+        self.query_vector = vectors[0]
+        if not self.classification.present_state:
+            self.search_vector = mixed_vector(vectors[0], vectors[1:])
 
     def _degrade(self, why: str) -> None:
         """Recall runs on full text, time and provenance only, and the pack says why."""
@@ -321,8 +337,12 @@ class PackBuilder:
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
         # Predictions about what this task touches (core.memory.tier_policy) come with it.
         found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
-        links, related = self._links(found)
-        for entry, verdict in matching_predictions(found, self.terms):
+        named = matching_predictions(found, self.terms)
+        if not named:
+            return
+        # Links of the predictions kept only: an item reads the links of its own entry.
+        links, related = self._links([entry for entry, _ in named])
+        for entry, verdict in named:
             score = entry.confidence * verdict.factor
             self._add(layer, entry_item(entry, score, links, related, verdict.reason))
 
@@ -398,6 +418,7 @@ class PackBuilder:
         archive = ArchiveEvidence(
             self.services, self.question, self.query_vector, chats=self.chats,
             present_state=self.classification.present_state, exclude=self.exclude,
+            scope=self.scope, search_vector=self.search_vector,
         )  # fmt: skip
         archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
         self.searched = archive

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.embeddings import embed_queries
 from core.errors import EloraError
 from core.recall.lexical import STOPWORDS, fold
 from core.storage import fulltext
@@ -119,6 +120,25 @@ def in_their_words(question: str, names: Sequence[str]) -> str:
     return re.sub(rf"\b{name}\b", me, said)
 
 
+def speaker_texts(services: Services, question: str, chats: Sequence[str] | None) -> list[str]:
+    """The question without the speakers it names and in their words, to be embedded with it
+    (see the module docstring); none when it names no one who speaks here."""
+    names = named_speakers(services, question, chats)
+    rest = without_names(question, names)
+    if not names or len(_WORD.findall(rest)) < 2:
+        return []
+    return [rest, in_their_words(question, names)]
+
+
+def mixed_vector(vector: np.ndarray, others: Sequence[np.ndarray]) -> np.ndarray:
+    """The question's vector mixed with those of `speaker_texts` (itself when there are none)."""
+    if len(others) == 0:
+        return vector
+    mixed = np.asarray(vector, dtype=np.float32) + np.sum(np.asarray(others, np.float32), axis=0)
+    norm = float(np.linalg.norm(mixed))
+    return mixed / norm if norm else vector
+
+
 def speaker_free_vector(
     services: Services, question: str, vector: np.ndarray | None, chats: Sequence[str] | None
 ) -> np.ndarray | None:
@@ -126,18 +146,12 @@ def speaker_free_vector(
     and in their words (see the module docstring); the vector itself when it names none."""
     if vector is None:
         return None
-    names = named_speakers(services, question, chats)
-    rest = without_names(question, names)
-    if not names or len(_WORD.findall(rest)) < 2:
+    texts = speaker_texts(services, question, chats)
+    if not texts:
         return vector
-    texts = [rest, in_their_words(question, names)]
-    embedder = services.embedder
     try:
-        batch = getattr(embedder, "embed_queries", None)
-        others = batch(texts) if batch else [embedder.embed_query(t) for t in texts]
+        others = embed_queries(services.embedder, texts)
     except EloraError as exc:
         log.warning("could not embed the question in its speakers' words: %s", exc)
         return vector
-    mixed = np.asarray(vector, dtype=np.float32) + np.sum(np.asarray(others, np.float32), axis=0)
-    norm = float(np.linalg.norm(mixed))
-    return mixed / norm if norm else vector
+    return mixed_vector(vector, others)

@@ -17,13 +17,19 @@ def visible_chats(services: Services, user_id: str | None) -> list[str] | None:
     """Chat ids whose archive `user_id` may recall; None means every chat (the operator)."""
     if services.settings.is_operator(user_id):
         return None
+    # The user's chats one index seek each (ix_captures_user_chat), not every message they
+    # sent: a loose index scan, in one statement on SQLite and PostgreSQL alike.
     with services.db.session() as session:
         rows = (
             session.connection()
             .exec_driver_sql(
-                "SELECT DISTINCT chat_id FROM captures WHERE user_id = ? "
+                "WITH RECURSIVE mine(chat) AS ("
+                "SELECT min(chat_id) FROM captures WHERE user_id = ? "
+                "UNION ALL SELECT (SELECT min(chat_id) FROM captures "
+                "WHERE user_id = ? AND chat_id > mine.chat) FROM mine WHERE mine.chat IS NOT NULL"
+                ") SELECT chat FROM mine WHERE chat IS NOT NULL "
                 "UNION SELECT chat_id FROM chat_imports WHERE imported_by = ?",
-                (str(user_id), str(user_id)),
+                (str(user_id), str(user_id), str(user_id)),
             )
             .all()
         )
@@ -37,19 +43,26 @@ def search_scope(services: Services, chats: list[str] | None) -> list[str] | Non
     this look is not in `chats`: callers drop what such a search finds outside them."""
     if chats is None:
         return None
-    allowed = set(chats)
-    # The archive's chats in order, one index seek each (chat_id leads ix_captures_chat_sent),
-    # until one the user is not in: at most len(chats) + 1 seeks, however large the archive.
     with services.db.session() as session:
         conn = session.connection()
-        chat = conn.exec_driver_sql("SELECT min(chat_id) FROM captures").scalar()
-        while chat is not None:
-            if chat not in allowed:
-                return chats
-            chat = conn.exec_driver_sql(
-                "SELECT min(chat_id) FROM captures WHERE chat_id > ?", (chat,)
-            ).scalar()
-    return None
+        if not chats:
+            return (
+                chats
+                if conn.exec_driver_sql("SELECT min(chat_id) FROM captures").scalar()
+                else None
+            )
+        # The archive's chats in order, one index seek each (chat_id leads
+        # ix_captures_chat_sent), until one the user is not in: at most len(chats) + 1 seeks
+        # however large the archive, in one statement.
+        marks = ",".join("?" * len(chats))
+        outside = conn.exec_driver_sql(
+            "WITH RECURSIVE seen(chat) AS (SELECT min(chat_id) FROM captures "
+            "UNION ALL SELECT (SELECT min(chat_id) FROM captures WHERE chat_id > seen.chat) "
+            "FROM seen WHERE seen.chat IN ({marks})) SELECT chat FROM seen "
+            "WHERE chat IS NOT NULL AND chat NOT IN ({marks}) LIMIT 1".replace("{marks}", marks),
+            (*chats, *chats),
+        ).first()
+    return chats if outside is not None else None
 
 
 def may_recall(services: Services, user_id: str | None, chat_id: str) -> bool:

@@ -370,7 +370,9 @@ def turn_hits(
     with services.db.session() as session:
         conn = session.connection()
         ids = set(rowids_of(conn, capture_ids).values())
-        if match:
+        if match and after is not None and fulltext.dialect(conn) == "sqlite":
+            ids |= set(later_by_words(conn, match.only("text"), after, chats, limit))
+        elif match:
             window = TimeWindow("after", after, None) if after else None
             ids |= set(_lexical(conn, match.only("text"), window, chats, limit))
         rows = _details(conn, sorted(ids)) if ids else []
@@ -440,6 +442,47 @@ def _lexical(
         where=f"length(c.text) <= {TURN_CHARS}{bounds}{scope}", params=[*params, *extra],
         limit=limit,
     )  # fmt: skip
+    return {r[0]: r[1] for r in rows}
+
+
+LATER_PROBE = 4  # later_by_words ranks this many times `limit` before reading the messages
+
+
+def later_by_words(
+    conn, match: Match, after: datetime, chats, limit: int = LEXICAL_FETCH
+) -> dict[int, float]:
+    """`_lexical` for the messages sent after `after` (an update's search, once per anchor):
+    the same rows found for less on SQLite. FTS5 is told where later messages start (the first
+    rowid sent after, through the date index: no earlier row qualifies) and ranks first, so
+    only the best LATER_PROBE x `limit` matches are read from the captures to be filtered;
+    when fewer than `limit` of those pass (or a scope would keep few), the plain filtered
+    ranking decides. Ties rank in rowid order, as SQLite's sorter keeps them in the order FTS5
+    yields its rows (so the rows are `_lexical`'s, ties included)."""
+    since = db_time(after)
+    first = conn.exec_driver_sql(
+        "SELECT min(rowid) FROM captures INDEXED BY ix_captures_sent WHERE sent_at >= ?", (since,)
+    ).scalar()
+    if first is None:
+        return {}
+    scope, extra = _scope_sql("c", chats)
+    where = f"length(c.text) <= {TURN_CHARS} AND c.sent_at >= ?{scope}"
+    rows: list = []
+    if chats is None:  # a scope keeps few of the best matches: it goes to the plain ranking
+        rows = conn.exec_driver_sql(
+            "SELECT c.rowid, f.rank FROM (SELECT rowid, bm25(captures_fts) AS rank FROM captures_fts "
+            "WHERE captures_fts MATCH ? AND rowid >= ? ORDER BY rank, rowid "
+            f"LIMIT {LATER_PROBE * int(limit)}) f JOIN captures c ON c.rowid = f.rowid WHERE {where} "
+            f"ORDER BY f.rank, c.rowid LIMIT {int(limit)}",
+            (str(match), first, since),
+        ).all()
+    if len(rows) < limit:
+        rows = conn.exec_driver_sql(
+            "SELECT c.rowid, bm25(captures_fts) AS rank FROM captures_fts "
+            "JOIN captures c ON c.rowid = captures_fts.rowid "
+            f"WHERE captures_fts MATCH ? AND captures_fts.rowid >= ? AND {where} "
+            f"ORDER BY rank, c.rowid LIMIT {int(limit)}",
+            (str(match), first, since, *extra),
+        ).all()
     return {r[0]: r[1] for r in rows}
 
 

@@ -185,6 +185,7 @@ def instrumented(services, breakdown: Breakdown):
         setattr(owner, name, breakdown.wrap(label, original))
 
     patch(services.embedder, "embed_query", "embed")
+    patch(services.embedder, "embed_queries", "embed")  # the question with its speakers' words
     patch(services.memory, "search", "entries")
     patch(evidence_module, "search_turns", "archive")
     patch(evidence_module, "latest_first", "updates")

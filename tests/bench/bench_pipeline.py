@@ -205,6 +205,7 @@ def instrument_pack(services, breakdown: Breakdown) -> None:
         setattr(owner, name, breakdown.wrap(f"pack:{label}", getattr(owner, name)))
 
     patch(services.embedder, "embed_query", "embed")
+    patch(services.embedder, "embed_queries", "embed")  # the question with its speakers' words
     patch(services.memory, "search", "entries")
     patch(evidence_module, "search_turns", "archive")
     patch(evidence_module, "latest_first", "updates")

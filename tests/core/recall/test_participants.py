@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from core.recall.pack import build_pack
+from core.recall.pack import PackBuilder, build_pack
 from core.recall.participants import (
     in_their_words,
     named_speakers,
@@ -112,3 +112,36 @@ def test_the_search_vector_mixes_the_question_with_and_without_the_speakers(serv
     other = embed("What is there to see in Paris?")
     assert speaker_free_vector(services, "What is there to see in Paris?", other, None) is other
     assert speaker_free_vector(services, question, None, None) is None
+
+
+def test_the_question_and_its_speakers_words_are_embedded_in_one_engine_call(services, monkeypatch):
+    _archive(services)
+    inner = services.embedder.inner  # the engine behind the embedding worker
+    calls: list[list[str]] = []
+    batch, single = inner.embed_queries, inner.embed_query
+
+    def counted_batch(texts):
+        calls.append(list(texts))
+        return batch(texts)
+
+    def counted_single(text):
+        calls.append([text])
+        return single(text)
+
+    monkeypatch.setattr(inner, "embed_queries", counted_batch)
+    monkeypatch.setattr(inner, "embed_query", counted_single)
+    question = "What activities has Melanie done with her family?"
+
+    builder = PackBuilder(services, question)
+    builder.build()
+
+    assert calls == [
+        [
+            question,
+            "What activities has done with her family?",
+            "What activities has I done with her family?",
+        ]
+    ]
+    # The archive is searched with the vector the speakers' words make, as computed apart.
+    apart = speaker_free_vector(services, question, builder.query_vector, None)
+    assert np.allclose(builder.searched.query_vector, apart, atol=1e-6)
