@@ -75,7 +75,7 @@ class ArchiveEvidence:
         if self.present_state:
             found.turns, self.history = latest_first(
                 self.services, self.question, self.query_vector, found.turns, self.chats,
-                self.vocabulary,
+                self.vocabulary, self.also,
             )  # fmt: skip
         if self.allowed is not None and self.chats is None:  # a chat newer than the scope
             found.turns = [t for t in found.turns if t.chat_id in self.allowed]

@@ -29,6 +29,7 @@ from core.recall.archive_search import (
     search_archive,
     window_bounds,
 )
+from core.recall.crosslingual import language
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
@@ -177,7 +178,7 @@ def _turns(
         said = _key_information(_key_texts(services, keys), vocabulary)
     return _score(
         services, query, query_vector, rows, words, keyed, window_score, window, said,
-        (also, shift) if also is not None else None,
+        (also, shift, language(query)) if also is not None else None,
     )  # fmt: skip
 
 
@@ -196,8 +197,8 @@ def _score(
             continue
         vector = blob_vector(r["vector"]) if r["vector"] is not None else None
         sim = float(vector @ qvec) if hybrid and vector is not None else None
-        if sim is not None and also is not None:
-            sim = max(sim, float(vector @ also[0]) + also[1])
+        if sim is not None and also is not None and language(r["text"]) not in (None, also[2]):
+            sim = max(sim, float(vector @ also[0]) + also[1])  # a turn in the other language
         said = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
         around = window_score.get(r["chunk_id"])
         if not hybrid:

@@ -28,6 +28,7 @@ import numpy as np
 
 from core.errors import EloraError
 from core.offload import beside
+from core.recall.crosslingual import language
 from core.recall.lexical import fold, terms
 from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
@@ -111,11 +112,16 @@ def latest_first(
     ranked: list[TurnHit],
     chats: list[str] | None,
     vocabulary: Vocabulary | None = None,
+    also: np.ndarray | None = None,
 ) -> tuple[list[TurnHit], dict[int, list[TurnHit]]]:
     """The ranking with each subject's newest statement where its best one stood; returns the
-    new ranking and, by current turn rowid, the older statements it replaces."""
+    new ranking and, by current turn rowid, the older statements it replaces. `also`: the
+    question's vector in the archive's other language (core.recall.crosslingual): a statement
+    is as relevant as it is close to either."""
     if not ranked or query_vector is None:
         return ranked, {}
+    if also is not None:
+        query_vector = np.stack([query_vector, also])
     vocabulary = vocabulary or Vocabulary(services)
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
@@ -186,6 +192,10 @@ def _update_score(
     """
     if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
         return None
+    # An update gives the new value (a name, a number, a day, a time); a message without any
+    # ("oh no, not the user interviews again…") says nothing that could replace a fact.
+    if not _values(new):
+        return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
     cue = has_change_cue(new.text)
@@ -199,8 +209,9 @@ def _update_score(
     # The old statement's relevance carries over in proportion to how close the update is to
     # it: "Easyjet changed my flight, I land on June 6 at 18:45" is far from "When does Sam
     # land in Lyon?" for e5, not from "Flight booked: landing in Lyon on June 6 at 14:20".
+    asked = language(question)
     relevance = max(
-        calibrate(float(new.vector @ qvec)), closeness * calibrate(float(old.vector @ qvec))
+        _relevance(services, new, qvec, asked), closeness * _relevance(services, old, qvec, asked)
     )
     if relevance < RELEVANT:
         return None
@@ -210,12 +221,25 @@ def _update_score(
         # en prod") is often as close to a statement as its real update.
         close = closeness >= CUE_CLOSE if standout is None else standout
         linked = shared >= CUE_WORDS or close
+        if new.chat_id != old.chat_id:
+            # From another chat, a change is about this fact only when it names it as well as
+            # means it: there, a cue and a shared word ("client", a phone's "06") are common.
+            linked = shared >= SHARED_WORDS and closeness >= CUE_CLOSE
     else:
         linked = shared >= SHARED_WORDS and _replaces(old, new) and _keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
+
+
+def _relevance(services, turn: TurnHit, qvec, asked: str | None) -> float:
+    """How relevant a turn is to the question: to the question's own vector, or for a turn in
+    the other language than the question's (`asked`), to the nearer of its vectors."""
+    vectors = np.atleast_2d(qvec)
+    if asked is not None and language(turn.text) in (None, asked):
+        vectors = vectors[:1]
+    return services.embedder.calibrate(float(np.max(vectors @ turn.vector)))
 
 
 def _successor(
@@ -297,7 +321,7 @@ def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dic
     nearest turns: no query more), kept to the scope and the dates from the hits' metadata."""
     if anchor.vector is None:
         return [], {}
-    both = anchor.vector + qvec
+    both = anchor.vector + np.atleast_2d(qvec)[0]
     both = both / (np.linalg.norm(both) or 1.0)
     since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
     allowed = set(chats) if chats is not None else None
