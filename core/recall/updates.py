@@ -172,9 +172,47 @@ def latest_first(
         if len(members) > 1:
             claimed.update(t.rowid for t in members)
             subjects.append(_order(members, max(t.score for t in members)))
+    lone = [a for a in anchors if not any(a in (s.current, *s.older) for s in subjects)]
+    subjects = _chain(services, vocabulary, question, query_vector, subjects, lone)
     if not subjects:
         return ranked, {}
     return _rerank(ranked, subjects)
+
+
+def _chain(services, vocabulary, question, qvec, subjects: list[Subject], lone: list[TurnHit]):
+    """Subjects (and anchors left alone) whose newest statement a later subject's updates,
+    joined under it: "pulled the V1 delivery forward to November 29" after "décalé la
+    livraison de la V1 au 2 décembre" after "la V1 pour le 15 novembre", each found apart.
+    The later one must name the subject (share as much of its words as a restatement): a
+    change said in the same chat near in meaning, or naming someone everyone names there
+    ("Papa est malade, on décale à samedi"), is not enough between two facts found apart."""
+    units = subjects + [Subject(a, [], a.score) for a in lone]
+    units.sort(key=lambda u: u.current.sent_at, reverse=True)
+    joined: list[Subject] = []
+    taken: set[int] = set()
+    for n, unit in enumerate(units):
+        if unit.current.rowid in taken:
+            continue
+        members = [unit.current, *unit.older]
+        for older in units[n + 1 :]:
+            old = older.current
+            if old.rowid in taken or old.chat_id != unit.current.chat_id:
+                continue
+            shared = vocabulary.shared(old, [unit.current]).get(unit.current.rowid, 0.0)
+            if shared < SHARED_WORDS:
+                continue
+            score = _update_score(
+                services, qvec, old, unit.current, lambda s=shared: s, question=question
+            )
+            if score is not None:
+                members += [old, *older.older]
+                taken.add(old.rowid)
+        if len(members) > 1:
+            ranked = {t.rowid: t for t in members}
+            joined.append(
+                _order(list(ranked.values()), max(unit.score, *(t.score for t in members)))
+            )
+    return joined
 
 
 def _update_score(
@@ -269,13 +307,26 @@ def _successor(
         score = _update_score(
             services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question
         )
-        # Standing out alone links only a message that says a change: a new value elsewhere in
-        # the chat ("Box internet : Free" after "Propriétaire : M. Vidal") is another fact.
-        if z is not None and (has_change_cue(t.text) if score is None else _says_change(anchor, t)):
+        # Standing out alone links only a message that says a change, or that names the
+        # anchor's subject and gives it a new value ("Les notes de frais passent par Spendesk"
+        # after "Expenses go through Concur"): a new value elsewhere in the chat ("Box
+        # internet : Free" after "Propriétaire : M. Vidal") is another fact.
+        if score is None:
+            says = has_change_cue(t.text) or (
+                shares.get(t.rowid, 0.0) >= CUE_WORDS and _new_values(anchor, t)
+            )
+        else:
+            says = _says_change(anchor, t)
+        if z is not None and says:
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
+
+
+def _new_values(old: TurnHit, new: TurnHit) -> bool:
+    """Whether the new statement gives a value the old one does not hold."""
+    return bool(_distinct_values(new) - set(terms(old.text)))
 
 
 def _replaces(old: TurnHit, new: TurnHit) -> bool:
@@ -407,8 +458,9 @@ def _values(turn: TurnHit) -> set[str]:
     """The words of a turn that hold a value: numbers, times, days, months, and names (a
     capital where no sentence starts)."""
     values = set(_VALUE_WORDS.findall(fold(turn.text))) | _names(turn.text)
-    for word in re.findall(r"[\w'-]+", turn.text):
-        if any(c.isdigit() for c in word):
+    for word in re.findall(r"[\w'@.-]*\w", turn.text):
+        # numbers, and addresses (an email, a host name: "sam@taylordesigns.co.uk")
+        if any(c.isdigit() for c in word) or "@" in word or re.search(r"\w\.\w", word):
             values.update(terms(word))
     return values
 
