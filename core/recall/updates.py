@@ -50,6 +50,7 @@ CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
 CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
+ANSWERS = 0.6  # calibrated relevance of a statement that answers the question by itself
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
 CUE_WEIGHT = 0.3
@@ -216,11 +217,12 @@ def _chain(services, vocabulary, question, qvec, subjects: list[Subject], lone: 
 
 
 def _update_score(
-    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question=""
+    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question="", found=False
 ) -> float | None:
     """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
     wording `new` shares (Vocabulary.shared), asked only when it decides; `standout` whether
-    `new` stands out in meaning among the later turns of old's chat (None: not measured).
+    `new` stands out in meaning among the later turns of old's chat (None: not measured);
+    `found` whether the question itself ranked both near its best.
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -248,9 +250,8 @@ def _update_score(
     # it: "Easyjet changed my flight, I land on June 6 at 18:45" is far from "When does Sam
     # land in Lyon?" for e5, not from "Flight booked: landing in Lyon on June 6 at 14:20".
     asked = language(question)
-    relevance = max(
-        _relevance(services, new, qvec, asked), closeness * _relevance(services, old, qvec, asked)
-    )
+    answers = _relevance(services, new, qvec, asked), _relevance(services, old, qvec, asked)
+    relevance = max(answers[0], closeness * answers[1])
     if relevance < RELEVANT:
         return None
     if cue:
@@ -258,6 +259,10 @@ def _update_score(
         # from the chat's other later turns: chatter with a cue word ("on a avancé sur la mise
         # en prod") is often as close to a statement as its real update.
         close = closeness >= CUE_CLOSE if standout is None else standout
+        # Two statements of one chat the question ranks near its best, each answering it by
+        # itself, are about its subject however far apart in words ("Box internet : Free" and
+        # "Passée chez Orange pour la fibre" for "Who's my internet provider?").
+        close = close or (found and min(answers) >= ANSWERS)
         linked = shared >= CUE_WORDS or close
         if new.chat_id != old.chat_id:
             # From another chat, a change is about this fact only when it names it as well as
@@ -305,8 +310,9 @@ def _successor(
         z = standouts.get(t.capture_id)
         standout = None if z is None and t.rowid in ranked else z is not None
         score = _update_score(
-            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question
-        )
+            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question,
+            t.rowid in ranked,
+        )  # fmt: skip
         # Standing out alone links only a message that says a change, or that names the
         # anchor's subject and gives it a new value ("Les notes de frais passent par Spendesk"
         # after "Expenses go through Concur"): a new value elsewhere in the chat ("Box
@@ -412,7 +418,7 @@ def _replaced(
         def words(old: TurnHit = old) -> float:
             return vocabulary.shared(old, [anchor]).get(anchor.rowid, 0.0)
 
-        if _update_score(services, qvec, old, anchor, words, question=question) is not None:
+        if _update_score(services, qvec, old, anchor, words, question=question, found=True):
             replaced.append(old)
     return replaced
 
