@@ -104,6 +104,8 @@ class Subject:
     current: TurnHit
     older: list[TurnHit] = field(default_factory=list)
     score: float = 0.0
+    # Older statements past MAX_HISTORY: not shown, nor ranked on their own before the current.
+    dropped: list[TurnHit] = field(default_factory=list)
 
 
 def latest_first(
@@ -173,20 +175,25 @@ def latest_first(
         if len(members) > 1:
             claimed.update(t.rowid for t in members)
             subjects.append(_order(members, max(t.score for t in members)))
-    lone = [a for a in anchors if not any(a in (s.current, *s.older) for s in subjects)]
-    subjects = _chain(services, vocabulary, question, query_vector, subjects, lone)
+    members = {t.rowid for s in subjects for t in [s.current, *s.older, *s.dropped]}
+    lone = [a for a in anchors if a.rowid not in members]
+    ranked_near = {t.rowid for t in near}
+    subjects = _chain(services, vocabulary, question, query_vector, subjects, lone, ranked_near)
     if not subjects:
         return ranked, {}
     return _rerank(ranked, subjects)
 
 
-def _chain(services, vocabulary, question, qvec, subjects: list[Subject], lone: list[TurnHit]):
+def _chain(
+    services, vocabulary, question, qvec, subjects: list[Subject], lone: list[TurnHit], found
+):
     """Subjects (and anchors left alone) whose newest statement a later subject's updates,
     joined under it: "pulled the V1 delivery forward to November 29" after "décalé la
     livraison de la V1 au 2 décembre" after "la V1 pour le 15 novembre", each found apart.
-    The later one must name the subject (share as much of its words as a restatement): a
-    change said in the same chat near in meaning, or naming someone everyone names there
-    ("Papa est malade, on décale à samedi"), is not enough between two facts found apart."""
+    The later one must be ranked near the best by the question itself (`found`: rowids) and
+    name the subject (share as much of its words as a restatement): a change said in the same
+    chat near in meaning, or naming someone everyone names there ("Papa est malade, on décale
+    à samedi"), is not enough between two facts found apart."""
     units = subjects + [Subject(a, [], a.score) for a in lone]
     units.sort(key=lambda u: u.current.sent_at, reverse=True)
     joined: list[Subject] = []
@@ -194,7 +201,11 @@ def _chain(services, vocabulary, question, qvec, subjects: list[Subject], lone: 
     for n, unit in enumerate(units):
         if unit.current.rowid in taken:
             continue
-        members = [unit.current, *unit.older]
+        members = [unit.current, *unit.older, *unit.dropped]
+        if unit.current.rowid not in found:
+            if unit.older:
+                joined.append(unit)
+            continue
         for older in units[n + 1 :]:
             old = older.current
             if old.rowid in taken or old.chat_id != unit.current.chat_id:
@@ -206,7 +217,7 @@ def _chain(services, vocabulary, question, qvec, subjects: list[Subject], lone: 
                 services, qvec, old, unit.current, lambda s=shared: s, question=question
             )
             if score is not None:
-                members += [old, *older.older]
+                members += [old, *older.older, *older.dropped]
                 taken.add(old.rowid)
         if len(members) > 1:
             ranked = {t.rowid: t for t in members}
@@ -454,7 +465,8 @@ def _order(members: list[TurnHit], score: float) -> Subject:
             break
     older = [t for t in members if t is not current and t.sent_at < current.sent_at]
     later = [t for t in members if t is not current and t.sent_at >= current.sent_at]
-    return Subject(current, (older + later)[:MAX_HISTORY], score)
+    rest = older + later
+    return Subject(current, rest[:MAX_HISTORY], score, rest[MAX_HISTORY:])
 
 
 _SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
@@ -472,21 +484,25 @@ def _values(turn: TurnHit) -> set[str]:
 
 
 def _rerank(ranked: list[TurnHit], subjects: list[Subject]):
+    """Each subject's current statement where its best member ranked, its history with it; an
+    older statement past the history keeps its own place, never before its current one."""
     by_member = {t.rowid: s for s in subjects for t in [s.current, *s.older]}
+    beyond = {t.rowid: s for s in subjects for t in s.dropped}
     out: list[TurnHit] = []
     placed: set[int] = set()
     history: dict[int, list[TurnHit]] = {}
     for turn in ranked:
-        subject = by_member.get(turn.rowid)
+        subject = by_member.get(turn.rowid) or beyond.get(turn.rowid)
         if subject is None:
             out.append(turn)
             continue
-        if subject.current.rowid in placed:
-            continue
-        subject.current.score = max(subject.score, subject.current.score)
-        out.append(subject.current)
-        placed.add(subject.current.rowid)
-        history[subject.current.rowid] = subject.older
+        if subject.current.rowid not in placed:
+            subject.current.score = max(subject.score, subject.current.score)
+            out.append(subject.current)
+            placed.add(subject.current.rowid)
+            history[subject.current.rowid] = subject.older
+        if turn.rowid in beyond:
+            out.append(turn)
     for subject in subjects:  # a subject whose members were all found as successors
         if subject.current.rowid not in placed:
             subject.current.score = max(subject.score, subject.current.score)
