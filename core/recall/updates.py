@@ -19,7 +19,6 @@ language: no absolute threshold) and says a change or gives a new value for an o
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -28,8 +27,16 @@ import numpy as np
 
 from core.errors import EloraError
 from core.offload import beside
+from core.recall.change_cues import (
+    distinct,
+    has_change_cue,
+    keeps_names,
+    new_values,
+    replaces,
+    says_change,
+    values,
+)
 from core.recall.crosslingual import language
-from core.recall.lexical import fold, terms
 from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
 
@@ -66,35 +73,6 @@ STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe (_lat
 STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
 STANDOUT_WEIGHT = 0.5
 SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
-
-CHANGE_CUE = re.compile(
-    r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
-    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
-    r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
-    r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
-    r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
-    r"replaced|postponed|rescheduled|pushed back|pulled forward|brought forward|cancelled|"
-    r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
-    r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
-    r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
-    r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
-    r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
-    r"(pulled|brought|pushed|moved) (\w+ ){1,3}(forward|back|up)|"
-    r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
-)
-# Words that hold a value even in lower case: days, months, times.
-_VALUE_WORDS = re.compile(
-    r"\b(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|"
-    r"novembre|decembre|january|february|march|april|june|july|august|september|october|"
-    r"november|december|\d+h\d*)\b"
-)
-
-
-def has_change_cue(text: str) -> bool:
-    """Whether a message says that something changed (French or English)."""
-    return bool(CHANGE_CUE.search(fold(text)))
 
 
 @dataclass
@@ -245,7 +223,7 @@ def _update_score(
         return None
     # An update gives the new value (a name, a number, a day, a time); a message without any
     # ("oh no, not the user interviews again…") says nothing that could replace a fact.
-    if not _values(new):
+    if not values(new):
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
@@ -280,7 +258,7 @@ def _update_score(
             # means it: there, a cue and a shared word ("client", a phone's "06") are common.
             linked = shared >= SHARED_WORDS and closeness >= CUE_CLOSE
     else:
-        linked = shared >= SHARED_WORDS and _replaces(old, new) and _keeps_names(question, old, new)
+        linked = shared >= SHARED_WORDS and replaces(old, new) and keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
@@ -330,56 +308,15 @@ def _successor(
         # internet : Free" after "Propriétaire : M. Vidal") is another fact.
         if score is None:
             says = has_change_cue(t.text) or (
-                shares.get(t.rowid, 0.0) >= CUE_WORDS and _new_values(anchor, t)
+                shares.get(t.rowid, 0.0) >= CUE_WORDS and new_values(anchor, t)
             )
         else:
-            says = _says_change(anchor, t)
+            says = says_change(anchor, t)
         if z is not None and says:
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
-
-
-def _new_values(old: TurnHit, new: TurnHit) -> bool:
-    """Whether the new statement gives a value the old one does not hold."""
-    return bool(_distinct_values(new) - set(terms(old.text)))
-
-
-def _replaces(old: TurnHit, new: TurnHit) -> bool:
-    """Said without a change cue, a restatement is an update when it gives a new value in place
-    of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
-    old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
-    old_values, new_values = _distinct_values(old), _distinct_values(new)
-    return bool(new_values - set(terms(old.text))) and bool(old_values - set(terms(new.text)))
-
-
-def _distinct_values(turn: TurnHit) -> set[str]:
-    """The turn's values, without the short words that hold none ("Dr", "M.")."""
-    return {v for v in _values(turn) if len(v) > 2 or v.isdigit()}
-
-
-def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
-    """A restatement keeps the names the question asks about that the old statement holds:
-    "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
-    Julie Fabre" for another company, not for the Altura the question names."""
-    held = _names(question) & (_distinct(old.text) | _distinct(old.speaker or ""))
-    return held <= (_distinct(new.text) | _distinct(new.speaker or ""))
-
-
-def _names(text: str) -> set[str]:
-    """Words written with a capital where no sentence starts."""
-    found: set[str] = set()
-    for m in re.finditer(r"[\w'-]+", text):
-        word = m.group(0)
-        if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
-            found.update(terms(word))
-    return found
-
-
-def _says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, or a new value in place of an old one (_replaces)."""
-    return has_change_cue(new.text) or _replaces(old, new)
 
 
 def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:
@@ -447,10 +384,6 @@ def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[
     return [t for t in close if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 
-def _distinct(text: str) -> set[str]:
-    return {w for w in terms(text) if len(w) > 2 or w.isdigit()}
-
-
 def _order(members: list[TurnHit], score: float) -> Subject:
     """The current statement: the newest that changes something; a later message that only
     repeats words of older statements, without a change cue, is a mention of an old value."""
@@ -458,29 +391,15 @@ def _order(members: list[TurnHit], score: float) -> Subject:
     current = members[0]
     for candidate in members:
         older = [t for t in members if t.sent_at < candidate.sent_at]
-        seen = set().union(*(_distinct(t.text) for t in older)) if older else set()
-        new_words = _distinct(candidate.text) - seen
-        if has_change_cue(candidate.text) or not older or new_words & _values(candidate):
+        seen = set().union(*(distinct(t.text) for t in older)) if older else set()
+        new_words = distinct(candidate.text) - seen
+        if has_change_cue(candidate.text) or not older or new_words & values(candidate):
             current = candidate
             break
     older = [t for t in members if t is not current and t.sent_at < current.sent_at]
     later = [t for t in members if t is not current and t.sent_at >= current.sent_at]
     rest = older + later
     return Subject(current, rest[:MAX_HISTORY], score, rest[MAX_HISTORY:])
-
-
-_SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
-
-
-def _values(turn: TurnHit) -> set[str]:
-    """The words of a turn that hold a value: numbers, times, days, months, and names (a
-    capital where no sentence starts)."""
-    values = set(_VALUE_WORDS.findall(fold(turn.text))) | _names(turn.text)
-    for word in re.findall(r"[\w'@.-]*\w", turn.text):
-        # numbers, and addresses (an email, a host name: "sam@taylordesigns.co.uk")
-        if any(c.isdigit() for c in word) or "@" in word or re.search(r"\w\.\w", word):
-            values.update(terms(word))
-    return values
 
 
 def _rerank(ranked: list[TurnHit], subjects: list[Subject]):
