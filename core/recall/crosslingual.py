@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import EloraError
-from core.recall.lexical import fold
+from core.recall.lexical import STOPWORDS, fold
 
 if TYPE_CHECKING:
     from core.recall.vocabulary import Vocabulary
@@ -107,7 +107,8 @@ _SPOKEN = {
     FRENCH: ("est", "les", "pas", "une", "pour", "avec"),
     ENGLISH: ("the", "and", "you", "is", "for", "with"),
 }
-BOTH_SPOKEN = 0.05  # the other language's words in this share of the messages: it is spoken
+BOTH_SPOKEN = 0.05
+COVERED = 0.5  # share of a question's content words the glossary must render  # the other language's words in this share of the messages: it is spoken
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 
 
@@ -192,8 +193,33 @@ def other_language(question: str, vocabulary: Vocabulary) -> str | None:
     other = ENGLISH if source == FRENCH else FRENCH
     if vocabulary.share(_SPOKEN[other]) < BOTH_SPOKEN:
         return None
+    if covered(question, source) < COVERED:
+        return None
     translated = translate(question, source)
     return translated if fold(translated) != fold(question) else None
+
+
+def covered(question: str, source: str) -> float:
+    """The share of the question's content words (not names, numbers or stopwords) that the
+    glossary renders: "Which city am I relocating to?" has none, and a rendering that keeps
+    them as they are would match the other language's turns on its grammar words alone."""
+    table = _tables()[source]
+    tokens = _tokens(_CONTRACTED.sub(r"\1 is", question.replace("’", "'")))
+    content = [
+        (i, folded)
+        for i, (written, folded) in enumerate(tokens)
+        if re.fullmatch(r"[^\W\d_][\w'-]+", folded) and folded not in STOPWORDS
+        and not (written[0].isupper() and i > 0)
+    ]  # fmt: skip
+    if not content:  # names and grammar only: nothing a rendering could lose
+        return 1.0
+    folded = tuple(f for _, f in tokens)
+    known = set()
+    for i in range(len(tokens)):
+        for size in range(1, 4):
+            if folded[i : i + size] in table:
+                known.update(range(i, i + size))
+    return sum(i in known for i, _ in content) / len(content)
 
 
 def other_vector(services: Services, question: str, vocabulary: Vocabulary) -> np.ndarray | None:
