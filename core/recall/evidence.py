@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.recall.archive_search import attach_neighbours
+from core.recall.crosslingual import other_vector
 from core.recall.items import archive_item, evidence_item
 from core.recall.participants import speaker_free_vector
 from core.recall.scope import search_scope
@@ -65,6 +66,8 @@ class ArchiveEvidence:
             self.query_vector = speaker_free_vector(services, question, query_vector, self.chats)
         self.exclude = exclude  # capture ids: the request's own message is no evidence
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
+        # A present state may have been stated in the archive's other language.
+        self.also = other_vector(services, question, self.vocabulary) if present_state else None
         self.found: Found | None = None
         self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
         self.shown_turns: set[int] = set()
@@ -87,7 +90,7 @@ class ArchiveEvidence:
         if self.present_state:
             found.turns, self.history = latest_first(
                 self.services, self.question, self.query_vector, found.turns, self.chats,
-                self.vocabulary,
+                self.vocabulary, self.also,
             )  # fmt: skip
         if self.allowed is not None and self.chats is None:  # a chat newer than the scope
             found.turns = [t for t in found.turns if t.chat_id in self.allowed]
@@ -101,7 +104,7 @@ class ArchiveEvidence:
     def _turns(self, window: TimeWindow | None) -> Found:
         return search_turns(
             self.services, self.question, self.query_vector, window=window, chats=self.chats,
-            vocabulary=self.vocabulary, alone=self.present_state,
+            vocabulary=self.vocabulary, alone=self.present_state, also=self.also,
         )  # fmt: skip
 
     def items(self, stage: str, floor: float) -> Iterator[tuple[dict[str, Any], Evidence | None]]:

@@ -29,6 +29,7 @@ from core.recall.archive_search import (
     search_archive,
     window_bounds,
 )
+from core.recall.crosslingual import language
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
@@ -118,28 +119,39 @@ def search_turns(
     chats: Sequence[str] | None = None,
     vocabulary: Vocabulary | None = None,
     alone: bool = False,
+    also: np.ndarray | None = None,
 ) -> Found:
     """Candidate turns for a question, best first (see the module docstring); `alone`: a
     turn's meaning counts by what it says itself, not with the turn it answers (a present
-    state is stated, not borrowed from context: "Premier jour chez Gallimard" among replies)."""
+    state is stated, not borrowed from context: "Premier jour chez Gallimard" among replies);
+    `also`: the question's vector in the archive's other language (core.recall.crosslingual),
+    searched too, a turn as close as the nearer of the two."""
     windows = search_archive(
         services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
     )
     parts = [h for h in windows if h.kind == "part"]
     vocabulary = vocabulary or Vocabulary(services)
-    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary, alone)
+    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary, alone, also)
     return Found(turns, parts)
 
 
 def _turns(
-    services, query, query_vector, windows, window, chats, vocabulary, alone=False
+    services, query, query_vector, windows, window, chats, vocabulary, alone=False, also=None
 ) -> list[TurnHit]:
     # Nominated by their rarest words (the common ones match much of the archive and barely
     # move BM25), then scored on all of them.
     match = vocabulary.rarest(query, RAREST)
-    near = nearest_turns(
-        services, query_vector, DENSE_PROBE * (PRESENT_PROBE if alone else 1), window, chats
-    )
+    probe = DENSE_PROBE * (PRESENT_PROBE if alone else 1)
+    near = nearest_turns(services, query_vector, probe, window, chats)
+    shift = 0.0
+    if also is not None:
+        # e5's cosines differ by language (a French question is closer to any French small
+        # talk than to an English statement of its answer): the other language's are shifted
+        # so that both probes' DENSE_FETCH-th nearest stand level.
+        other = nearest_turns(services, also, probe, window, chats)
+        shift = _level(near) - _level(other) if near and other else 0.0
+        for capture_id, similarity in other.items():
+            near[capture_id] = max(similarity + shift, near.get(capture_id, -1.0))
     with services.db.session() as session:
         conn = session.connection()
         candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
@@ -164,11 +176,14 @@ def _turns(
         said = vocabulary.information({r: text for r, (text, _) in keys.items()}, SAYS_ENOUGH)
     else:
         said = _key_information(_key_texts(services, keys), vocabulary)
-    return _score(services, query, query_vector, rows, words, keyed, window_score, window, said)
+    return _score(
+        services, query, query_vector, rows, words, keyed, window_score, window, said,
+        (also, shift, language(query)) if also is not None else None,
+    )  # fmt: skip
 
 
 def _score(
-    services, query, qvec, rows, words, keyed, window_score, window, information
+    services, query, qvec, rows, words, keyed, window_score, window, information, also=None
 ) -> list[TurnHit]:
     hybrid = qvec is not None
     strength = saturate_bm25 if hybrid else normalise_bm25
@@ -182,6 +197,8 @@ def _score(
             continue
         vector = blob_vector(r["vector"]) if r["vector"] is not None else None
         sim = float(vector @ qvec) if hybrid and vector is not None else None
+        if sim is not None and also is not None and language(r["text"]) not in (None, also[2]):
+            sim = max(sim, float(vector @ also[0]) + also[1])  # a turn in the other language
         said = max(lex.get(r["rowid"], 0.0), extra.get(r["rowid"], 0.0))
         around = window_score.get(r["chunk_id"])
         if not hybrid:
@@ -204,6 +221,11 @@ def _score(
         )
     hits.sort(key=lambda h: (h.score, h.sent_at), reverse=True)
     return hits
+
+
+def _level(near: dict[str, float]) -> float:
+    """How close a probe's near turns are: its DENSE_FETCH-th nearest's cosine."""
+    return sorted(near.values(), reverse=True)[:DENSE_FETCH][-1]
 
 
 def _saying(

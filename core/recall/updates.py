@@ -19,7 +19,6 @@ language: no absolute threshold) and says a change or gives a new value for an o
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -28,7 +27,16 @@ import numpy as np
 
 from core.errors import EloraError
 from core.offload import beside
-from core.recall.lexical import fold, terms
+from core.recall.change_cues import (
+    distinct,
+    has_change_cue,
+    keeps_names,
+    new_values,
+    replaces,
+    says_change,
+    values,
+)
+from core.recall.crosslingual import language
 from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
 
@@ -49,6 +57,7 @@ CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
 CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
+ANSWERS = 0.6  # calibrated relevance of a statement that answers the question by itself
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
 CUE_WEIGHT = 0.3
@@ -65,35 +74,6 @@ STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out fr
 STANDOUT_WEIGHT = 0.5
 SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
 
-CHANGE_CUE = re.compile(
-    r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
-    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
-    r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
-    r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
-    r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
-    r"replaced|postponed|rescheduled|pushed back|pulled forward|brought forward|cancelled|"
-    r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
-    r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
-    r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
-    r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
-    r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
-    r"(pulled|brought|pushed|moved) (\w+ ){1,3}(forward|back|up)|"
-    r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
-)
-# Words that hold a value even in lower case: days, months, times.
-_VALUE_WORDS = re.compile(
-    r"\b(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|"
-    r"novembre|decembre|january|february|march|april|june|july|august|september|october|"
-    r"november|december|\d+h\d*)\b"
-)
-
-
-def has_change_cue(text: str) -> bool:
-    """Whether a message says that something changed (French or English)."""
-    return bool(CHANGE_CUE.search(fold(text)))
-
 
 @dataclass
 class Subject:
@@ -102,6 +82,8 @@ class Subject:
     current: TurnHit
     older: list[TurnHit] = field(default_factory=list)
     score: float = 0.0
+    # Older statements past MAX_HISTORY: not shown, nor ranked on their own before the current.
+    dropped: list[TurnHit] = field(default_factory=list)
 
 
 def latest_first(
@@ -111,11 +93,16 @@ def latest_first(
     ranked: list[TurnHit],
     chats: list[str] | None,
     vocabulary: Vocabulary | None = None,
+    also: np.ndarray | None = None,
 ) -> tuple[list[TurnHit], dict[int, list[TurnHit]]]:
     """The ranking with each subject's newest statement where its best one stood; returns the
-    new ranking and, by current turn rowid, the older statements it replaces."""
+    new ranking and, by current turn rowid, the older statements it replaces. `also`: the
+    question's vector in the archive's other language (core.recall.crosslingual): a statement
+    is as relevant as it is close to either."""
     if not ranked or query_vector is None:
         return ranked, {}
+    if also is not None:
+        query_vector = np.stack([query_vector, also])
     vocabulary = vocabulary or Vocabulary(services)
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
@@ -166,17 +153,65 @@ def latest_first(
         if len(members) > 1:
             claimed.update(t.rowid for t in members)
             subjects.append(_order(members, max(t.score for t in members)))
+    members = {t.rowid for s in subjects for t in [s.current, *s.older, *s.dropped]}
+    lone = [a for a in anchors if a.rowid not in members]
+    ranked_near = {t.rowid for t in near}
+    subjects = _chain(services, vocabulary, question, query_vector, subjects, lone, ranked_near)
     if not subjects:
         return ranked, {}
     return _rerank(ranked, subjects)
 
 
+def _chain(
+    services, vocabulary, question, qvec, subjects: list[Subject], lone: list[TurnHit], found
+):
+    """Subjects (and anchors left alone) whose newest statement a later subject's updates,
+    joined under it: "pulled the V1 delivery forward to November 29" after "décalé la
+    livraison de la V1 au 2 décembre" after "la V1 pour le 15 novembre", each found apart.
+    The later one must be ranked near the best by the question itself (`found`: rowids) and
+    name the subject (share as much of its words as a restatement): a change said in the same
+    chat near in meaning, or naming someone everyone names there ("Papa est malade, on décale
+    à samedi"), is not enough between two facts found apart."""
+    units = subjects + [Subject(a, [], a.score) for a in lone]
+    units.sort(key=lambda u: u.current.sent_at, reverse=True)
+    joined: list[Subject] = []
+    taken: set[int] = set()
+    for n, unit in enumerate(units):
+        if unit.current.rowid in taken:
+            continue
+        members = [unit.current, *unit.older, *unit.dropped]
+        if unit.current.rowid not in found:
+            if unit.older:
+                joined.append(unit)
+            continue
+        for older in units[n + 1 :]:
+            old = older.current
+            if old.rowid in taken or old.chat_id != unit.current.chat_id:
+                continue
+            shared = vocabulary.shared(old, [unit.current]).get(unit.current.rowid, 0.0)
+            if shared < SHARED_WORDS:
+                continue
+            score = _update_score(
+                services, qvec, old, unit.current, lambda s=shared: s, question=question
+            )
+            if score is not None:
+                members += [old, *older.older, *older.dropped]
+                taken.add(old.rowid)
+        if len(members) > 1:
+            ranked = {t.rowid: t for t in members}
+            joined.append(
+                _order(list(ranked.values()), max(unit.score, *(t.score for t in members)))
+            )
+    return joined
+
+
 def _update_score(
-    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question=""
+    services, qvec, old: TurnHit, new: TurnHit, words, standout=None, question="", found=False
 ) -> float | None:
     """How surely `new` updates `old` (None: it does not); `words()` gives how much of old's
     wording `new` shares (Vocabulary.shared), asked only when it decides; `standout` whether
-    `new` stands out in meaning among the later turns of old's chat (None: not measured).
+    `new` stands out in meaning among the later turns of old's chat (None: not measured);
+    `found` whether the question itself ranked both near its best.
 
     People name what they update ("Karim", "Fitness Park"), so an update shares words with the
     statement it replaces; and it says that something changed (a cue), or restates it closely
@@ -185,6 +220,10 @@ def _update_score(
     turn's meaning also carries the turn it answers, which drifts to unrelated chatter.
     """
     if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
+        return None
+    # An update gives the new value (a name, a number, a day, a time); a message without any
+    # ("oh no, not the user interviews again…") says nothing that could replace a fact.
+    if not values(new):
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
@@ -199,9 +238,9 @@ def _update_score(
     # The old statement's relevance carries over in proportion to how close the update is to
     # it: "Easyjet changed my flight, I land on June 6 at 18:45" is far from "When does Sam
     # land in Lyon?" for e5, not from "Flight booked: landing in Lyon on June 6 at 14:20".
-    relevance = max(
-        calibrate(float(new.vector @ qvec)), closeness * calibrate(float(old.vector @ qvec))
-    )
+    asked = language(question)
+    answers = _relevance(services, new, qvec, asked), _relevance(services, old, qvec, asked)
+    relevance = max(answers[0], closeness * answers[1])
     if relevance < RELEVANT:
         return None
     if cue:
@@ -209,13 +248,30 @@ def _update_score(
         # from the chat's other later turns: chatter with a cue word ("on a avancé sur la mise
         # en prod") is often as close to a statement as its real update.
         close = closeness >= CUE_CLOSE if standout is None else standout
+        # Two statements of one chat the question ranks near its best, each answering it by
+        # itself, are about its subject however far apart in words ("Box internet : Free" and
+        # "Passée chez Orange pour la fibre" for "Who's my internet provider?").
+        close = close or (found and min(answers) >= ANSWERS)
         linked = shared >= CUE_WORDS or close
+        if new.chat_id != old.chat_id:
+            # From another chat, a change is about this fact only when it names it as well as
+            # means it: there, a cue and a shared word ("client", a phone's "06") are common.
+            linked = shared >= SHARED_WORDS and closeness >= CUE_CLOSE
     else:
-        linked = shared >= SHARED_WORDS and _replaces(old, new) and _keeps_names(question, old, new)
+        linked = shared >= SHARED_WORDS and replaces(old, new) and keeps_names(question, old, new)
     if not linked:
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
+
+
+def _relevance(services, turn: TurnHit, qvec, asked: str | None) -> float:
+    """How relevant a turn is to the question: to the question's own vector, or for a turn in
+    the other language than the question's (`asked`), to the nearer of its vectors."""
+    vectors = np.atleast_2d(qvec)
+    if asked is not None and language(turn.text) in (None, asked):
+        vectors = vectors[:1]
+    return services.embedder.calibrate(float(np.max(vectors @ turn.vector)))
 
 
 def _successor(
@@ -243,51 +299,24 @@ def _successor(
         z = standouts.get(t.capture_id)
         standout = None if z is None and t.rowid in ranked else z is not None
         score = _update_score(
-            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question
-        )
-        # Standing out alone links only a message that says a change: a new value elsewhere in
-        # the chat ("Box internet : Free" after "Propriétaire : M. Vidal") is another fact.
-        if z is not None and (has_change_cue(t.text) if score is None else _says_change(anchor, t)):
+            services, qvec, anchor, t, lambda t=t: shares.get(t.rowid, 0.0), standout, question,
+            t.rowid in ranked,
+        )  # fmt: skip
+        # Standing out alone links only a message that says a change, or that names the
+        # anchor's subject and gives it a new value ("Les notes de frais passent par Spendesk"
+        # after "Expenses go through Concur"): a new value elsewhere in the chat ("Box
+        # internet : Free" after "Propriétaire : M. Vidal") is another fact.
+        if score is None:
+            says = has_change_cue(t.text) or (
+                shares.get(t.rowid, 0.0) >= CUE_WORDS and new_values(anchor, t)
+            )
+        else:
+            says = says_change(anchor, t)
+        if z is not None and says:
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
     return max(scored, key=lambda x: x[0])[1] if scored else None
-
-
-def _replaces(old: TurnHit, new: TurnHit) -> bool:
-    """Said without a change cue, a restatement is an update when it gives a new value in place
-    of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
-    old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
-    old_values, new_values = _distinct_values(old), _distinct_values(new)
-    return bool(new_values - set(terms(old.text))) and bool(old_values - set(terms(new.text)))
-
-
-def _distinct_values(turn: TurnHit) -> set[str]:
-    """The turn's values, without the short words that hold none ("Dr", "M.")."""
-    return {v for v in _values(turn) if len(v) > 2 or v.isdigit()}
-
-
-def _keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
-    """A restatement keeps the names the question asks about that the old statement holds:
-    "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
-    Julie Fabre" for another company, not for the Altura the question names."""
-    held = _names(question) & (_distinct(old.text) | _distinct(old.speaker or ""))
-    return held <= (_distinct(new.text) | _distinct(new.speaker or ""))
-
-
-def _names(text: str) -> set[str]:
-    """Words written with a capital where no sentence starts."""
-    found: set[str] = set()
-    for m in re.finditer(r"[\w'-]+", text):
-        word = m.group(0)
-        if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
-            found.update(terms(word))
-    return found
-
-
-def _says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, or a new value in place of an old one (_replaces)."""
-    return has_change_cue(new.text) or _replaces(old, new)
 
 
 def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:
@@ -297,7 +326,7 @@ def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dic
     nearest turns: no query more), kept to the scope and the dates from the hits' metadata."""
     if anchor.vector is None:
         return [], {}
-    both = anchor.vector + qvec
+    both = anchor.vector + np.atleast_2d(qvec)[0]
     both = both / (np.linalg.norm(both) or 1.0)
     since = (anchor.sent_at - datetime(1970, 1, 1)).total_seconds()
     allowed = set(chats) if chats is not None else None
@@ -337,7 +366,7 @@ def _replaced(
         def words(old: TurnHit = old) -> float:
             return vocabulary.shared(old, [anchor]).get(anchor.rowid, 0.0)
 
-        if _update_score(services, qvec, old, anchor, words, question=question) is not None:
+        if _update_score(services, qvec, old, anchor, words, question=question, found=True):
             replaced.append(old)
     return replaced
 
@@ -355,10 +384,6 @@ def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[
     return [t for t in close if words.get(t.rowid, 0.0) >= SHARED_WORDS]
 
 
-def _distinct(text: str) -> set[str]:
-    return {w for w in terms(text) if len(w) > 2 or w.isdigit()}
-
-
 def _order(members: list[TurnHit], score: float) -> Subject:
     """The current statement: the newest that changes something; a later message that only
     repeats words of older statements, without a change cue, is a mention of an old value."""
@@ -366,45 +391,37 @@ def _order(members: list[TurnHit], score: float) -> Subject:
     current = members[0]
     for candidate in members:
         older = [t for t in members if t.sent_at < candidate.sent_at]
-        seen = set().union(*(_distinct(t.text) for t in older)) if older else set()
-        new_words = _distinct(candidate.text) - seen
-        if has_change_cue(candidate.text) or not older or new_words & _values(candidate):
+        seen = set().union(*(distinct(t.text) for t in older)) if older else set()
+        new_words = distinct(candidate.text) - seen
+        if has_change_cue(candidate.text) or not older or new_words & values(candidate):
             current = candidate
             break
     older = [t for t in members if t is not current and t.sent_at < current.sent_at]
     later = [t for t in members if t is not current and t.sent_at >= current.sent_at]
-    return Subject(current, (older + later)[:MAX_HISTORY], score)
-
-
-_SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
-
-
-def _values(turn: TurnHit) -> set[str]:
-    """The words of a turn that hold a value: numbers, times, days, months, and names (a
-    capital where no sentence starts)."""
-    values = set(_VALUE_WORDS.findall(fold(turn.text))) | _names(turn.text)
-    for word in re.findall(r"[\w'-]+", turn.text):
-        if any(c.isdigit() for c in word):
-            values.update(terms(word))
-    return values
+    rest = older + later
+    return Subject(current, rest[:MAX_HISTORY], score, rest[MAX_HISTORY:])
 
 
 def _rerank(ranked: list[TurnHit], subjects: list[Subject]):
+    """Each subject's current statement where its best member ranked, its history with it; an
+    older statement past the history keeps its own place, never before its current one."""
     by_member = {t.rowid: s for s in subjects for t in [s.current, *s.older]}
+    beyond = {t.rowid: s for s in subjects for t in s.dropped}
     out: list[TurnHit] = []
     placed: set[int] = set()
     history: dict[int, list[TurnHit]] = {}
     for turn in ranked:
-        subject = by_member.get(turn.rowid)
+        subject = by_member.get(turn.rowid) or beyond.get(turn.rowid)
         if subject is None:
             out.append(turn)
             continue
-        if subject.current.rowid in placed:
-            continue
-        subject.current.score = max(subject.score, subject.current.score)
-        out.append(subject.current)
-        placed.add(subject.current.rowid)
-        history[subject.current.rowid] = subject.older
+        if subject.current.rowid not in placed:
+            subject.current.score = max(subject.score, subject.current.score)
+            out.append(subject.current)
+            placed.add(subject.current.rowid)
+            history[subject.current.rowid] = subject.older
+        if turn.rowid in beyond:
+            out.append(turn)
     for subject in subjects:  # a subject whose members were all found as successors
         if subject.current.rowid not in placed:
             subject.current.score = max(subject.score, subject.current.score)

@@ -109,6 +109,12 @@ class Vocabulary:
         found = [f for forms in rare for f in forms if self.documents.get(f)]
         return Match(found) if found else None
 
+    def share(self, words: tuple[str, ...]) -> float:
+        """The share of the messages holding the commonest of these words."""
+        wanted = [(w, False) for w in words]
+        self._lookup(wanted)
+        return max((self.documents.get(w, 0) for w in wanted), default=0) / self.total
+
     def information(self, texts: dict[int, str], enough: float) -> dict[int, float]:
         """How much each text says, in rare words, up to `enough`: the sum of its words' inverse
         document frequencies over that of a word used once in the archive ("haha yes exactly"

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from core.recall.change_cues import has_change_cue, replaces
 from core.recall.pack import build_pack
 from core.recall.turn_search import TurnHit
-from core.recall.updates import _replaces, has_change_cue
 from tests.core.memory.helpers import message
 from tests.core.recall.packs import archive_order
 
@@ -152,6 +152,6 @@ def _turn(text: str, speaker: str = "Maman") -> TurnHit:
 def test_a_restatement_replaces_an_old_value_or_is_about_something_else():
     old = _turn("Mon médecin traitant c'est le Dr Lambert, à Caluire")
 
-    assert _replaces(old, _turn("Mon médecin traitant c'est le Dr Nguyen, à Rillieux"))
+    assert replaces(old, _turn("Mon médecin traitant c'est le Dr Nguyen, à Rillieux"))
     # Every old value kept, others added: about someone else ("Dr" holds no value).
-    assert not _replaces(old, _turn("Papa reste chez le Dr Lambert fils, à Caluire"))
+    assert not replaces(old, _turn("Papa reste chez le Dr Lambert fils, à Caluire"))

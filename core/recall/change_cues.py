@@ -1,0 +1,102 @@
+"""What a later message says about an earlier one: a change cue ("nouveau", "moved", "n'est
+plus"), the values a statement holds (names, numbers, days, times, addresses), and whether a
+restatement replaces one of them (core.recall.updates links updates with these)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from core.recall.lexical import fold, terms
+
+if TYPE_CHECKING:
+    from core.recall.turn_search import TurnHit
+
+CHANGE_CUE = re.compile(
+    r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
+    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
+    r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
+    r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
+    r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
+    r"replaced|postponed|rescheduled|pushed back|pulled forward|brought forward|cancelled|"
+    r"canceled|back to|again|takes over|took over|these days|since then|moving to|updated|"
+    r"ferme|fermee|closed|closing|resilie|resiliee|annuler|cancel|vendu|vendue|sold|migre|"
+    r"migree|migrated|refait|refaits|redone|parti|partie|left|retraite|retired|quitte|quit|"
+    r"from (next|this|now|today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)|starting|as of|des (lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|"
+    r"je commence|i start|emmenage|emmenagee|m'installe|passee? chez|"
+    r"(pulled|brought|pushed|moved) (\w+ ){1,3}(forward|back|up)|"
+    r"fini|finie|over|ended|rebooke|rebookee|rebooked|demenage|demenagee|devenu|devenue|became)\b"
+)
+# Words that hold a value even in lower case: days, months, times.
+_VALUE_WORDS = re.compile(
+    r"\b(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|"
+    r"novembre|decembre|january|february|march|april|june|july|august|september|october|"
+    r"november|december|\d+h\d*)\b"
+)
+
+
+def has_change_cue(text: str) -> bool:
+    """Whether a message says that something changed (French or English)."""
+    return bool(CHANGE_CUE.search(fold(text)))
+
+
+def new_values(old: TurnHit, new: TurnHit) -> bool:
+    """Whether the new statement gives a value the old one does not hold."""
+    return bool(distinct_values(new) - set(terms(old.text)))
+
+
+def replaces(old: TurnHit, new: TurnHit) -> bool:
+    """Said without a change cue, a restatement is an update when it gives a new value in place
+    of one of the old ones ("the standup is at 9:45" after "... at 9:15"); one that keeps every
+    old value and adds others ("Papa reste chez le Dr Lambert fils") says something else."""
+    old_values, new_values = distinct_values(old), distinct_values(new)
+    return bool(new_values - set(terms(old.text))) and bool(old_values - set(terms(new.text)))
+
+
+def distinct_values(turn: TurnHit) -> set[str]:
+    """The turn's values, without the short words that hold none ("Dr", "M.")."""
+    return {v for v in values(turn) if len(v) > 2 or v.isdigit()}
+
+
+def keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
+    """A restatement keeps the names the question asks about that the old statement holds:
+    "Chez Novalis, le contact c'est Julie Roussel" restates "Chez Altura, notre contact c'est
+    Julie Fabre" for another company, not for the Altura the question names."""
+    held = names(question) & (distinct(old.text) | distinct(old.speaker or ""))
+    return held <= (distinct(new.text) | distinct(new.speaker or ""))
+
+
+def names(text: str) -> set[str]:
+    """Words written with a capital where no sentence starts."""
+    found: set[str] = set()
+    for m in re.finditer(r"[\w'-]+", text):
+        word = m.group(0)
+        if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
+            found.update(terms(word))
+    return found
+
+
+def says_change(old: TurnHit, new: TurnHit) -> bool:
+    """A change cue, or a new value in place of an old one (replaces)."""
+    return has_change_cue(new.text) or replaces(old, new)
+
+
+def distinct(text: str) -> set[str]:
+    """The text's words that may hold a value (longer than two letters, or numbers)."""
+    return {w for w in terms(text) if len(w) > 2 or w.isdigit()}
+
+
+_SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
+
+
+def values(turn: TurnHit) -> set[str]:
+    """The words of a turn that hold a value: numbers, times, days, months, and names (a
+    capital where no sentence starts)."""
+    values = set(_VALUE_WORDS.findall(fold(turn.text))) | names(turn.text)
+    for word in re.findall(r"[\w'@.-]*\w", turn.text):
+        # numbers, and addresses (an email, a host name: "sam@taylordesigns.co.uk")
+        if any(c.isdigit() for c in word) or "@" in word or re.search(r"\w\.\w", word):
+            values.update(terms(word))
+    return values
