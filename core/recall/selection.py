@@ -76,40 +76,39 @@ def spread(hits: list[TurnHit], calibrate: Calibrate | None = None) -> list[Turn
     session) also pays REDUNDANCY_COST times that closeness. A turn that holds the evidence by
     far still comes first: the costs only reorder turns that score alike."""
     left, out, taken = list(range(len(hits))), [], {}
-    closest = _closeness(hits) if calibrate is not None else None
-    nearest = [0.0] * len(hits)  # calibrated closeness to the closest turn taken
+    keys = _keys(hits) if calibrate is not None else None
+    highest = np.zeros(len(hits), dtype=np.float32)  # cosine to the closest turn taken (>= 0)
+    repeats = [0.0] * len(hits)  # what that closeness costs
 
     def worth(i: int) -> float:
         hit = hits[i]
-        return hit.score - REPEAT_COST * taken.get(hit.chunk_id, 0) - nearest[i]
+        return hit.score - REPEAT_COST * taken.get(hit.chunk_id, 0) - repeats[i]
 
     while left:
         best = max(left, key=worth)
         left.remove(best)
         out.append(hits[best])
         taken[hits[best].chunk_id] = taken.get(hits[best].chunk_id, 0) + 1
-        if closest is not None and calibrate is not None:
-            for i in left:
-                if closest[best, i] > -1:
-                    cost = REDUNDANCY_COST * calibrate(float(closest[best, i]), "pair")
-                    nearest[i] = max(nearest[i], cost)
+        if keys is not None and calibrate is not None and hits[best].vector is not None:
+            closeness = keys @ keys[best]  # one row at a time: a small matrix product costs more
+            # Calibration only rises with the cosine: only turns closer than before are priced.
+            for i in np.flatnonzero(closeness > highest).tolist():
+                highest[i] = closeness[i]
+                repeats[i] = REDUNDANCY_COST * calibrate(float(closeness[i]), "pair")
     return out
 
 
-def _closeness(hits: list[TurnHit]) -> np.ndarray:
-    """Cosines between the turns' keys; -2 where a turn has no vector yet (no cost)."""
+def _keys(hits: list[TurnHit]) -> np.ndarray | None:
+    """The turns' key vectors as rows (zeros where a turn has no vector yet: it costs nothing
+    and is charged nothing), None when none has one."""
     dim = next((len(h.vector) for h in hits if h.vector is not None), 0)
     if not dim:
-        return np.full((len(hits), len(hits)), -2.0, dtype=np.float32)
+        return None
     keys = np.zeros((len(hits), dim), dtype=np.float32)
-    missing = np.array([h.vector is None for h in hits])
     for i, hit in enumerate(hits):
         if hit.vector is not None:
             keys[i] = hit.vector
-    sims = keys @ keys.T
-    sims[missing, :] = -2.0
-    sims[:, missing] = -2.0
-    return sims
+    return keys
 
 
 def group(chosen: list[TurnHit]) -> list[Evidence]:
