@@ -116,7 +116,7 @@ class ArchiveEvidence:
             for t in self.found.turns
             if t.rowid not in self.shown_turns and t.capture_id not in self.exclude
         ]
-        chosen = group(choose(turns, stage, floor))
+        chosen = group(choose(turns, stage, floor, self.services.embedder.calibrate))
         for evidence in chosen:
             evidence.history = self.history.get(evidence.first.rowid, [])
         on_show = self.shown_turns | {t.rowid for e in chosen for t in e.turns}

@@ -4,8 +4,11 @@ and how chosen turns become items (with the turn a short one answers).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from core.recall.turn_search import TurnHit
 from core.storage.db import from_db_time
@@ -21,6 +24,14 @@ MAX_TURNS = {"L2": 40, "L3": 60}
 # What a turn pays for each turn of its window already chosen (spread): a tenth of the spread
 # of scores between a clear answer and the floor.
 REPEAT_COST = 0.03
+# What a turn pays for saying what a turn already taken says: this much times its closeness to
+# the closest one taken (calibrated as two statements: 0 unrelated, 1 a paraphrase). Five ways
+# of saying "my family means a lot to me" leave no room for the camping trip and the museum
+# visit a question about "activities with her family" asks for (maximal marginal relevance).
+# LoCoMo dev on one index: multi-hop R@10 0.591 -> 0.602 (conv-30 and conv-41 up, conv-26
+# level), single-hop 0.858 -> 0.853; each conversation imported alone: multi-hop R@10 up in two
+# of three, overall R@10 up. Twice the cost pushes single-hop answers behind paraphrases.
+REDUNDANCY_COST = 0.05
 SHORT_TURN_CHARS = 80  # a turn this short rarely stands on its own: show the turn it answers
 CONTEXT_CHARS = 200
 
@@ -40,30 +51,65 @@ class Evidence:
         return self.turns[0]
 
 
-def choose(hits: list[TurnHit], stage: str, floor: float) -> list[TurnHit]:
+Calibrate = Callable[[float, str], float]  # Embedder.calibrate
+
+
+def choose(
+    hits: list[TurnHit], stage: str, floor: float, calibrate: Calibrate | None = None
+) -> list[TurnHit]:
     """The turns worth showing: within the stage's gap of the best one and above the floor,
-    spread over the conversations they come from (see `spread`)."""
+    spread over the conversations they come from and over what they say (see `spread`)."""
     if not hits:
         return []
     cut = max(floor, hits[0].score - GAP[stage])
-    return spread([h for h in hits[: MAX_TURNS[stage]] if h.score >= cut])
+    return spread([h for h in hits[: MAX_TURNS[stage]] if h.score >= cut], calibrate)
 
 
-def spread(hits: list[TurnHit]) -> list[TurnHit]:
-    """Best first, each turn ranked after paying for the turns already taken from its window.
+def spread(hits: list[TurnHit], calibrate: Calibrate | None = None) -> list[TurnHit]:
+    """Best first, each turn ranked after paying for the turns already taken from its window
+    and for repeating what one of them says.
 
     Evidence spread over several sessions ("what activities does Melanie do?") must not lose
     its places in the budget to the third and fourth turn of the best session: each turn
     already taken from a window lowers the rest of that window by REPEAT_COST (greedy, as MMR
-    does with similarity, the window standing for the session). A window that holds the
-    evidence by far still comes first: the cost only reorders turns that score alike."""
-    left, out, taken = list(hits), [], {}
+    does with similarity, the window standing for the session). Given the embedder's
+    `calibrate`, a turn whose key is close to a key already taken (a near-paraphrase, from any
+    session) also pays REDUNDANCY_COST times that closeness. A turn that holds the evidence by
+    far still comes first: the costs only reorder turns that score alike."""
+    left, out, taken = list(range(len(hits))), [], {}
+    keys = _keys(hits) if calibrate is not None else None
+    highest = np.zeros(len(hits), dtype=np.float32)  # cosine to the closest turn taken (>= 0)
+    repeats = [0.0] * len(hits)  # what that closeness costs
+
+    def worth(i: int) -> float:
+        hit = hits[i]
+        return hit.score - REPEAT_COST * taken.get(hit.chunk_id, 0) - repeats[i]
+
     while left:
-        best = max(left, key=lambda h: h.score - REPEAT_COST * taken.get(h.chunk_id, 0))
+        best = max(left, key=worth)
         left.remove(best)
-        out.append(best)
-        taken[best.chunk_id] = taken.get(best.chunk_id, 0) + 1
+        out.append(hits[best])
+        taken[hits[best].chunk_id] = taken.get(hits[best].chunk_id, 0) + 1
+        if keys is not None and calibrate is not None and hits[best].vector is not None:
+            closeness = keys @ keys[best]  # one row at a time: a small matrix product costs more
+            # Calibration only rises with the cosine: only turns closer than before are priced.
+            for i in np.flatnonzero(closeness > highest).tolist():
+                highest[i] = closeness[i]
+                repeats[i] = REDUNDANCY_COST * calibrate(float(closeness[i]), "pair")
     return out
+
+
+def _keys(hits: list[TurnHit]) -> np.ndarray | None:
+    """The turns' key vectors as rows (zeros where a turn has no vector yet: it costs nothing
+    and is charged nothing), None when none has one."""
+    dim = next((len(h.vector) for h in hits if h.vector is not None), 0)
+    if not dim:
+        return None
+    keys = np.zeros((len(hits), dim), dtype=np.float32)
+    for i, hit in enumerate(hits):
+        if hit.vector is not None:
+            keys[i] = hit.vector
+    return keys
 
 
 def group(chosen: list[TurnHit]) -> list[Evidence]:
