@@ -1,7 +1,10 @@
 """An update's word search (core.recall.turn_search.later_by_words) finds exactly the rows of
-the filtered BM25 ranking it replaces, ties, scopes and out-of-order imports included."""
+the filtered BM25 ranking it replaces, ties, scopes and out-of-order imports included (SQLite's
+FTS5 path: PostgreSQL keeps the filtered ranking itself)."""
 
 from datetime import datetime, timedelta
+
+import pytest
 
 from core.recall.timeparse import TimeWindow
 from core.recall.turn_search import _lexical, later_by_words
@@ -38,6 +41,7 @@ def _archive(services):
     services.archive.store_batch(old)
 
 
+@pytest.mark.sqlite_only
 def test_later_messages_by_words_are_those_of_the_filtered_ranking(services):
     _archive(services)
     matches = [
