@@ -47,6 +47,8 @@ class ArchiveEvidence:
         exclude: set[str],
         scope: list[str] | Unknown | None = UNKNOWN,
         search_vector: np.ndarray | Unknown | None = UNKNOWN,
+        also: np.ndarray | Unknown | None = UNKNOWN,
+        vocabulary: Vocabulary | None = None,
     ):
         self.services = services
         self.question = question
@@ -65,9 +67,15 @@ class ArchiveEvidence:
         else:
             self.query_vector = speaker_free_vector(services, question, query_vector, self.chats)
         self.exclude = exclude  # capture ids: the request's own message is no evidence
-        self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
-        # A present state may have been stated in the archive's other language.
-        self.also = other_vector(services, question, self.vocabulary) if present_state else None
+        self.vocabulary = vocabulary or Vocabulary(services)  # word counts, once per pack
+        # A present state may have been stated in the archive's other language (`also`: the
+        # question's vector in it, when the pack embedded it with the question at once).
+        if not present_state or query_vector is None:
+            self.also = None
+        elif also is not UNKNOWN:
+            self.also = also
+        else:
+            self.also = other_vector(services, question, self.vocabulary)
         self.found: Found | None = None
         self.history: dict[int, list] = {}  # older statements of a current one (updates.py)
         self.shown_turns: set[int] = set()

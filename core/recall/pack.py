@@ -22,6 +22,7 @@ from core.errors import EloraError, VectorStoreUnavailable
 from core.memory.tier_policy import judge, matching_predictions
 from core.offload import beside
 from core.recall.classifier import Classification, classify
+from core.recall.crosslingual import other_language
 from core.recall.events import date_event
 from core.recall.evidence import UNKNOWN, ArchiveEvidence, Unknown
 from core.recall.items import entry_item, item_tokens
@@ -30,6 +31,7 @@ from core.recall.participants import mixed_vector, speaker_texts
 from core.recall.scope import search_scope, visible_chats
 from core.recall.timeparse import TimeWindow, anchored
 from core.recall.tokens import truncate_to_tokens
+from core.recall.vocabulary import Vocabulary
 from core.storage.models import MemoryEntry
 
 if TYPE_CHECKING:
@@ -156,6 +158,8 @@ class PackBuilder:
         # Worked out with the query's embedding (_embed_query) when it ran, else by the search.
         self.scope: list[str] | Unknown | None = UNKNOWN
         self.search_vector: Any = UNKNOWN
+        self.also: Any = UNKNOWN  # a present state's vector in the archive's other language
+        self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
         self.pack = EvidencePack(
             question=question,
             classification=self.classification,
@@ -225,13 +229,18 @@ class PackBuilder:
 
     def _embed_query(self, need: str) -> None:
         """The question's vector and, for the archive search, the question in the words of the
-        speakers it names (core.recall.participants): one engine call for all of them."""
+        speakers it names (core.recall.participants) or, for a present state, in the archive's
+        other language (core.recall.crosslingual): one engine call for all of them."""
         if need in ("none", "L0-L1"):
             return
+        present = self.classification.present_state
         others: list[str] = []
-        if not self.classification.present_state:  # it keeps its own vector (evidence.py)
+        if not present:  # a present state keeps its own vector (evidence.py)
             self.scope = search_scope(self.services, self.chats)
             others = speaker_texts(self.services, self.question, self.scope)
+        else:
+            rendered = other_language(self.question, self.vocabulary)
+            others = [rendered] if rendered is not None else []
         try:
             self.services.vectorspace.ensure_readable()
             vectors = embed_queries(self.services.embedder, [self.question, *others])
@@ -242,7 +251,9 @@ class PackBuilder:
             self._degrade(f"embeddings unavailable ({exc})")
             return
         self.query_vector = vectors[0]
-        if not self.classification.present_state:
+        if present:
+            self.also = vectors[1] if others else None
+        else:
             self.search_vector = mixed_vector(vectors[0], vectors[1:])
 
     def _degrade(self, why: str) -> None:
@@ -418,7 +429,8 @@ class PackBuilder:
         archive = ArchiveEvidence(
             self.services, self.question, self.query_vector, chats=self.chats,
             present_state=self.classification.present_state, exclude=self.exclude,
-            scope=self.scope, search_vector=self.search_vector,
+            scope=self.scope, search_vector=self.search_vector, also=self.also,
+            vocabulary=self.vocabulary,
         )  # fmt: skip
         archive.search(self.pack.time_window, ARCHIVE_MIN_SCORE)
         self.searched = archive
