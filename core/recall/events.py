@@ -36,16 +36,17 @@ def date_event(
     chats: list[str] | None,
     visible: Callable,
     min_score: float,
+    vector: np.ndarray | None = None,
 ) -> datetime | None:
     """When the event a question is anchored on happened: a maintained episodic entry about it
-    (that the asker may see), else the archive (event_date); `embed` says whether vectors work."""
+    (that the asker may see), else the archive (event_date); `embed` says whether vectors work,
+    `vector` is the anchor's (as_written) when the caller embedded it already."""
     phrase = as_written(question, anchor)
-    hits, _ = services.memory.search(phrase, limit=3, tiers=["episodic"])
+    hits, _ = services.memory.search(phrase, limit=3, tiers=["episodic"], query_vector=vector)
     for hit in hits:
         if hit.score >= min_score and visible(hit.entry):
             return hit.entry.valid_from or hit.entry.created_at
-    vector = None
-    if embed:
+    if embed and vector is None:
         try:
             vector = services.embedder.embed_query(phrase)
         except EloraError:

@@ -23,7 +23,7 @@ from core.memory.tier_policy import judge, matching_predictions
 from core.offload import beside
 from core.recall.classifier import Classification, classify
 from core.recall.crosslingual import other_language
-from core.recall.events import date_event
+from core.recall.events import as_written, date_event
 from core.recall.evidence import UNKNOWN, ArchiveEvidence, Unknown
 from core.recall.items import entry_item, item_tokens
 from core.recall.lexical import terms
@@ -159,6 +159,7 @@ class PackBuilder:
         self.scope: list[str] | Unknown | None = UNKNOWN
         self.search_vector: Any = UNKNOWN
         self.also: Any = UNKNOWN  # a present state's vector in the archive's other language
+        self.anchor_vector = None  # the vector of the event the period is anchored on
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
         self.pack = EvidencePack(
             question=question,
@@ -230,7 +231,8 @@ class PackBuilder:
     def _embed_query(self, need: str) -> None:
         """The question's vector and, for the archive search, the question in the words of the
         speakers it names (core.recall.participants) or, for a present state, in the archive's
-        other language (core.recall.crosslingual): one engine call for all of them."""
+        other language (core.recall.crosslingual); and the event its period is anchored on
+        (_resolve_anchor): one engine call for all of them (each call costs its own share)."""
         if need in ("none", "L0-L1"):
             return
         present = self.classification.present_state
@@ -241,9 +243,11 @@ class PackBuilder:
         else:
             rendered = other_language(self.question, self.vocabulary)
             others = [rendered] if rendered is not None else []
+        window = self.classification.time_window
+        event = [as_written(self.question, window.anchor)] if window and window.anchor else []
         try:
             self.services.vectorspace.ensure_readable()
-            vectors = embed_queries(self.services.embedder, [self.question, *others])
+            vectors = embed_queries(self.services.embedder, [self.question, *others, *event])
         except VectorStoreUnavailable as exc:
             self._degrade(str(exc))
             return
@@ -251,6 +255,8 @@ class PackBuilder:
             self._degrade(f"embeddings unavailable ({exc})")
             return
         self.query_vector = vectors[0]
+        if event:
+            self.anchor_vector, vectors = vectors[-1], vectors[:-1]
         if present:
             self.also = vectors[1] if others else None
         else:
@@ -364,6 +370,7 @@ class PackBuilder:
         moment = date_event(
             self.services, self.question, window.anchor, embed=self.query_vector is not None,
             chats=self.chats, visible=self._visible, min_score=ENTRY_MIN_SCORE,
+            vector=self.anchor_vector,
         )  # fmt: skip
         if moment is None:
             self.pack.advice.setdefault("reasons", []).append(

@@ -22,6 +22,7 @@ import numpy as np
 
 from core.archive.turns import TURN_CHARS, blob_vector
 from core.errors import EloraError
+from core.offload import beside
 from core.recall.archive_search import (
     LEXICAL_WEIGHT,
     VECTOR_WEIGHT,
@@ -126,36 +127,43 @@ def search_turns(
     state is stated, not borrowed from context: "Premier jour chez Gallimard" among replies);
     `also`: the question's vector in the archive's other language (core.recall.crosslingual),
     searched too, a turn as close as the nearer of the two."""
-    windows = search_archive(
-        services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
+    # The windows are searched while the single messages are (on another thread: Chroma and
+    # SQLite release the GIL, and the machine has two cores).
+    searching = beside(
+        search_archive, services, query, query_vector, WINDOW_FETCH, window=window, chats=chats
     )
-    parts = [h for h in windows if h.kind == "part"]
     vocabulary = vocabulary or Vocabulary(services)
-    turns = _turns(services, query, query_vector, windows, window, chats, vocabulary, alone, also)
+    turns = _turns(services, query, query_vector, searching, window, chats, vocabulary, alone, also)
+    parts = [h for h in searching.result() if h.kind == "part"]
     return Found(turns, parts)
 
 
 def _turns(
-    services, query, query_vector, windows, window, chats, vocabulary, alone=False, also=None
+    services, query, query_vector, searching, window, chats, vocabulary, alone=False, also=None
 ) -> list[TurnHit]:
     # Nominated by their rarest words (the common ones match much of the archive and barely
     # move BM25), then scored on all of them.
-    match = vocabulary.rarest(query, RAREST)
     probe = DENSE_PROBE * (PRESENT_PROBE if alone else 1)
+    # The other language's probe runs beside the question's own.
+    probing = (
+        beside(nearest_turns, services, also, probe, window, chats) if also is not None else None
+    )
+    match = vocabulary.rarest(query, RAREST)
     near = nearest_turns(services, query_vector, probe, window, chats)
     shift = 0.0
-    if also is not None:
+    if probing is not None:
         # e5's cosines differ by language (a French question is closer to any French small
         # talk than to an English statement of its answer): the other language's are shifted
         # so that both probes' DENSE_FETCH-th nearest stand level.
-        other = nearest_turns(services, also, probe, window, chats)
+        other = probing.result()
         shift = _level(near) - _level(other) if near and other else 0.0
         for capture_id, similarity in other.items():
             near[capture_id] = max(similarity + shift, near.get(capture_id, -1.0))
     with services.db.session() as session:
         conn = session.connection()
-        candidates = _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
-        candidates |= _saying(services, conn, near, vocabulary, alone)
+        candidates = _saying(services, conn, near, vocabulary, alone)
+        windows = searching.result()
+        candidates |= _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
         if match:
             candidates |= set(_lexical(conn, match.only("text"), window, chats))
         if window is not None and (window.start or window.end):
@@ -235,11 +243,15 @@ def _saying(
     if len(near) <= DENSE_FETCH:
         return set(rowids_of(conn, list(near)).values())
     marks = ",".join("?" * len(near))
+    columns, source = "c.id, c.rowid, c.text", "captures c"
+    if not alone:  # a turn alone is weighed by its own words: the turn it answers is not read
+        columns += ", k.context_rowid, x.text"
+        source += (
+            " LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid"
+            " LEFT JOIN captures x ON x.rowid = k.context_rowid"
+        )
     rows = conn.exec_driver_sql(
-        f"SELECT c.id, c.rowid, c.text, k.context_rowid, x.text FROM captures c "
-        "LEFT JOIN turn_keys k ON k.capture_rowid = c.rowid "
-        f"LEFT JOIN captures x ON x.rowid = k.context_rowid WHERE c.id IN ({marks})",
-        tuple(near),
+        f"SELECT {columns} FROM {source} WHERE c.id IN ({marks})", tuple(near)
     ).all()
     if alone:
         said = vocabulary.information({r[1]: r[2] for r in rows}, SAYS_ENOUGH)

@@ -47,6 +47,10 @@ from core.storage.models import JSONText
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# Reads go through a memory map of the file (shared with every connection and process, no copy
+# into each connection's 2 MB page cache): a pack's few thousand scattered row and index reads
+# cost about half the CPU (100k messages). Only address space; the file is read as it grows.
+MMAP_BYTES = 1 << 30
 # SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
 UNAVAILABLE_MARKERS = (
     "database is locked",
@@ -165,6 +169,7 @@ class Database:
             cur.execute("PRAGMA synchronous = NORMAL")
             cur.execute("PRAGMA foreign_keys = ON")
             cur.execute("PRAGMA secure_delete = ON")
+            cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             cur.close()
 
         @event.listens_for(engine, "begin")

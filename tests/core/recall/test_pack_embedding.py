@@ -101,3 +101,15 @@ def test_a_question_naming_a_speaker_is_embedded_in_one_call(counted):
     assert not pack.classification.present_state
     assert len(counting.queries) == 1
     assert "What did Sam say about the movers?" in counting.queries[0]
+
+
+def test_the_event_a_period_is_anchored_on_is_embedded_with_the_question(counted):
+    services, counting = counted
+    question = "What did Sam say after the party?"
+
+    pack = build_pack(services, question)
+
+    assert pack.classification.time_window.anchor == "party"
+    assert len(counting.queries) == 1
+    assert counting.queries[0][0] == question and "party" in counting.queries[0]
+    assert pack.time_window is not None and pack.time_window.start is not None  # it was dated
