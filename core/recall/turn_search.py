@@ -141,13 +141,13 @@ def search_turns(
 def _turns(
     services, query, query_vector, searching, window, chats, vocabulary, alone=False, also=None
 ) -> list[TurnHit]:
-    # Nominated by their rarest words (the common ones match much of the archive and barely
-    # move BM25), then scored on all of them.
     probe = DENSE_PROBE * (PRESENT_PROBE if alone else 1)
     # The other language's probe runs beside the question's own.
     probing = (
         beside(nearest_turns, services, also, probe, window, chats) if also is not None else None
     )
+    # Nominated by their rarest words (the common ones match much of the archive and barely
+    # move BM25), then scored on all of them.
     match = vocabulary.rarest(query, RAREST)
     near = nearest_turns(services, query_vector, probe, window, chats)
     shift = 0.0
