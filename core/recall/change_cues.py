@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
+    r"au final|"
     r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
     r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
     r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
@@ -40,6 +41,20 @@ _VALUE_WORDS = re.compile(
 def has_change_cue(text: str) -> bool:
     """Whether a message says that something changed (French or English)."""
     return bool(CHANGE_CUE.search(fold(text)))
+
+
+# A value named only to say it no longer holds ("Garcia doesn't come out to Villeurbanne",
+# "Plus de Corse, trop cher", "la MAIF c'est terminé"): the message replaces it.
+_NEGATION = re.compile(
+    r"\b(not|no|never|isn't|aren't|doesn't|don't|won't|can't|wasn't|didn't|ne|n'|pas|plus de|"
+    r"jamais|terminee?|finie?|fini)\b|n't\b"
+)
+
+
+def rejects(old: TurnHit, new: TurnHit) -> bool:
+    """Whether the new message names one of the old statement's values in a negation."""
+    named = distinct_values(old) & set(terms(new.text))
+    return bool(named) and bool(_NEGATION.search(fold(new.text).replace("’", "'")))
 
 
 def new_values(old: TurnHit, new: TurnHit) -> bool:
@@ -79,8 +94,9 @@ def names(text: str) -> set[str]:
 
 
 def says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, or a new value in place of an old one (replaces)."""
-    return has_change_cue(new.text) or replaces(old, new)
+    """A change cue, an old value negated (rejects), or a new value in place of an old one
+    (replaces)."""
+    return has_change_cue(new.text) or rejects(old, new) or replaces(old, new)
 
 
 def distinct(text: str) -> set[str]:

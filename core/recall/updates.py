@@ -32,6 +32,7 @@ from core.recall.change_cues import (
     has_change_cue,
     keeps_names,
     new_values,
+    rejects,
     replaces,
     says_change,
     values,
@@ -58,6 +59,7 @@ CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
 ANSWERS = 0.6  # calibrated relevance of a statement that answers the question by itself
+FOUND_CLOSE = 0.4  # calibrated pair similarity two such statements still need to be one subject
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
 CUE_WEIGHT = 0.3
@@ -140,19 +142,10 @@ def latest_first(
     # Statements the question ranks near the best are linked among themselves too, with no
     # search more (each was found by the question itself): the newer one updating an older
     # one of its chat leads it, whichever of them ranked higher.
-    band = near[:REPLACED_FETCH]
-    for newer in sorted(band, key=lambda t: t.sent_at, reverse=True):
-        if newer.rowid in claimed:
-            continue
-        others = [
-            t
-            for t in band
-            if t.rowid not in claimed and t.rowid != newer.rowid and t.chat_id == newer.chat_id
-        ]
-        members = [newer, *_replaced(services, vocabulary, question, query_vector, newer, others)]
-        if len(members) > 1:
-            claimed.update(t.rowid for t in members)
-            subjects.append(_order(members, max(t.score for t in members)))
+    band = [t for t in near[:REPLACED_FETCH] if t.rowid not in claimed]
+    for members in _linked(services, vocabulary, question, query_vector, band):
+        claimed.update(t.rowid for t in members)
+        subjects.append(_order(members, max(t.score for t in members)))
     members = {t.rowid for s in subjects for t in [s.current, *s.older, *s.dropped]}
     lone = [a for a in anchors if a.rowid not in members]
     ranked_near = {t.rowid for t in near}
@@ -227,7 +220,9 @@ def _update_score(
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
-    cue = has_change_cue(new.text)
+    # An old value negated says a change when the new message keeps what the question asks
+    # about ("Chez Novalis, le contact c'est Julie Roussel, pas la même Julie" is not Altura's).
+    cue = has_change_cue(new.text) or (rejects(old, new) and keeps_names(question, old, new))
     if not cue and closeness < CLOSE:
         return None
     # An update is read with the statement it replaces: as close to it as a restatement, it is
@@ -251,7 +246,9 @@ def _update_score(
         # Two statements of one chat the question ranks near its best, each answering it by
         # itself, are about its subject however far apart in words ("Box internet : Free" and
         # "Passée chez Orange pour la fibre" for "Who's my internet provider?").
-        close = close or (found and min(answers) >= ANSWERS)
+        # Still, they are near in meaning (Free and Orange: 0.47): a question naming someone
+        # ranks that person's unrelated turns near its best too, each "answering" it by the name.
+        close = close or (found and min(answers) >= ANSWERS and closeness >= FOUND_CLOSE)
         linked = shared >= CUE_WORDS or close
         if new.chat_id != old.chat_id:
             # From another chat, a change is about this fact only when it names it as well as
@@ -371,6 +368,43 @@ def _replaced(
     return replaced
 
 
+def _linked(services, vocabulary, question, qvec, band: list[TurnHit]) -> list[list[TurnHit]]:
+    """The band's statements grouped by subject: each older one joins the newer statement of
+    its chat that most surely updates it (not the newest that does: "Mme Durand est partie,
+    mon conseiller bancaire est M. Kaci" says a change, yet "L'appart a été vendu :
+    propriétaire Mme Carrel" is what replaces "Propriétaire : M. Vidal"); chains join."""
+    parent: dict[int, int] = {}
+    for old in band:
+        best = None
+        for new in band:
+            if new.chat_id != old.chat_id or new.sent_at <= old.sent_at:
+                continue
+
+            def words(new: TurnHit = new, old: TurnHit = old) -> float:
+                return vocabulary.shared(old, [new]).get(new.rowid, 0.0)
+
+            score = _update_score(services, qvec, old, new, words, question=question, found=True)
+            if score is None:
+                continue
+            # The update is the one that answers the question best ("Note mon nouveau numéro"
+            # is as close to an address as the new address is, not as relevant to "où habite").
+            score = (new.score, score)
+            if best is None or score > best[0]:
+                best = (score, new.rowid)
+        if best is not None:
+            parent[old.rowid] = best[1]
+
+    def root(rowid: int) -> int:
+        while rowid in parent:
+            rowid = parent[rowid]
+        return rowid
+
+    groups: dict[int, list[TurnHit]] = {}
+    for turn in band:
+        groups.setdefault(root(turn.rowid), []).append(turn)
+    return [members for members in groups.values() if len(members) > 1]
+
+
 def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[TurnHit]:
     """Ranked statements that say the anchor's thing again: close in meaning and sharing its
     distinctive words (not merely a name everyone uses)."""
@@ -393,7 +427,8 @@ def _order(members: list[TurnHit], score: float) -> Subject:
         older = [t for t in members if t.sent_at < candidate.sent_at]
         seen = set().union(*(distinct(t.text) for t in older)) if older else set()
         new_words = distinct(candidate.text) - seen
-        if has_change_cue(candidate.text) or not older or new_words & values(candidate):
+        changes = has_change_cue(candidate.text) or any(rejects(t, candidate) for t in older)
+        if changes or not older or new_words & values(candidate):
             current = candidate
             break
     older = [t for t in members if t is not current and t.sent_at < current.sent_at]
