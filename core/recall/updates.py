@@ -370,9 +370,8 @@ def _replaced(
 
 def _linked(services, vocabulary, question, qvec, band: list[TurnHit]) -> list[list[TurnHit]]:
     """The band's statements grouped by subject: each older one joins the newer statement of
-    its chat that most surely updates it (not the newest that does: "Mme Durand est partie,
-    mon conseiller bancaire est M. Kaci" says a change, yet "L'appart a été vendu :
-    propriétaire Mme Carrel" is what replaces "Propriétaire : M. Vidal"); chains join."""
+    its chat that most surely updates it (_update_score), not merely the newest that says some
+    change; chains join."""
     parent: dict[int, int] = {}
     for old in band:
         best = None
@@ -386,9 +385,9 @@ def _linked(services, vocabulary, question, qvec, band: list[TurnHit]) -> list[l
             score = _update_score(services, qvec, old, new, words, question=question, found=True)
             if score is None:
                 continue
-            # The update is the one that answers the question best ("Note mon nouveau numéro"
-            # is as close to an address as the new address is, not as relevant to "où habite").
-            score = (new.score, score)
+            # The surest, not the newest: "We're doing Cornwall again this summer" (Sam's own
+            # summer) is newer than "We cancelled Porto, it's Edinburgh in August instead" and
+            # says a change too, but shares less with "we booked a week in Porto in July".
             if best is None or score > best[0]:
                 best = (score, new.rowid)
         if best is not None:
