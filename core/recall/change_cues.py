@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
     r"au final|"
-    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
+    r"desormais|dorenavant|maintenant|a partir d(?:e|u|')|plus que|n'est plus|ne \w+ plus|remplace|"
     r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
     r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
     r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
@@ -41,6 +41,28 @@ _VALUE_WORDS = re.compile(
 def has_change_cue(text: str) -> bool:
     """Whether a message says that something changed (French or English)."""
     return bool(CHANGE_CUE.search(fold(text)))
+
+
+# "New" says what changed in the words after it: "mon nouveau numéro" changes a number, "la
+# nouvelle saison de The Bear" changes nothing anyone asked about.
+_NEW = re.compile(
+    r"\b(nouveau|nouvel|(?<!des )(?<!de )nouvelles?|nouveaux|new)\b((?:\s+[\w'-]+){1,2})"
+)
+
+
+def change_cue_about(text: str, about: set[str]) -> bool:
+    """Whether a message says that something changed, a "new" counting only when it qualifies
+    one of these (folded) words: the old statement's or the question's."""
+    folded = fold(text)
+    if CHANGE_CUE.search(_NEW.sub(" ", folded)):
+        return True
+    about = {_singular(w) for w in about}
+    return any({_singular(w) for w in terms(m.group(2))} & about for m in _NEW.finditer(folded))
+
+
+def _singular(word: str) -> str:
+    """A word without its plural mark ("bureaux" / "bureau", "flats" / "flat")."""
+    return word[:-1] if len(word) > 3 and word[-1] in "sx" else word
 
 
 # A value named only to say it no longer holds ("Garcia doesn't come out to Villeurbanne",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,16 +29,17 @@ import numpy as np
 from core.errors import EloraError
 from core.offload import beside
 from core.recall.change_cues import (
+    change_cue_about,
     distinct,
     has_change_cue,
     keeps_names,
     new_values,
     rejects,
     replaces,
-    says_change,
     values,
 )
-from core.recall.crosslingual import language
+from core.recall.crosslingual import language, translate
+from core.recall.lexical import terms
 from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
 
@@ -220,9 +222,7 @@ def _update_score(
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
-    # An old value negated says a change when the new message keeps what the question asks
-    # about ("Chez Novalis, le contact c'est Julie Roussel, pas la même Julie" is not Altura's).
-    cue = has_change_cue(new.text) or (rejects(old, new) and keeps_names(question, old, new))
+    cue = _cue(old, new, question)
     if not cue and closeness < CLOSE:
         return None
     # An update is read with the statement it replaces: as close to it as a restatement, it is
@@ -260,6 +260,26 @@ def _update_score(
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
+
+
+def _cue(old: TurnHit, new: TurnHit, question: str) -> bool:
+    """Whether `new` says that `old` changed: a change cue ("new" only of the old statement's
+    words or the question's: not "la nouvelle saison de The Bear"), or an old value negated
+    while the names the question asks about stay ("Chez Novalis, le contact c'est Julie
+    Roussel, pas la même Julie" is not about Altura's contact)."""
+    if change_cue_about(new.text, set(terms(old.text)) | _asked(question)):
+        return True
+    return rejects(old, new) and keeps_names(question, old, new)
+
+
+@lru_cache(maxsize=64)
+def _asked(question: str) -> frozenset[str]:
+    """The question's words, and their rendering in the other language."""
+    words = set(terms(question))
+    source = language(question)
+    if source is not None:
+        words |= set(terms(translate(question, source)))
+    return frozenset(words)
 
 
 def _relevance(services, turn: TurnHit, qvec, asked: str | None) -> float:
@@ -304,11 +324,11 @@ def _successor(
         # after "Expenses go through Concur"): a new value elsewhere in the chat ("Box
         # internet : Free" after "Propriétaire : M. Vidal") is another fact.
         if score is None:
-            says = has_change_cue(t.text) or (
+            says = _cue(anchor, t, question) or (
                 shares.get(t.rowid, 0.0) >= CUE_WORDS and new_values(anchor, t)
             )
         else:
-            says = says_change(anchor, t)
+            says = _cue(anchor, t, question) or replaces(anchor, t)
         if z is not None and says:
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:

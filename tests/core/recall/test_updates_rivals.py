@@ -149,3 +149,31 @@ def test_an_older_statement_joins_the_newer_one_that_surely_updates_it(services)
 
     subject = next(g for g in groups if porto in g)
     assert edinburgh in subject and cornwall not in subject
+
+
+def test_something_new_is_a_change_only_of_what_the_statement_or_question_names(services):
+    plan, series, office, offices = _turns(
+        services,
+        [
+            (
+                "Plus de Corse, trop cher au final : Bretagne du 12 au 26 juillet, à Perros-Guirec",
+                "1", "Léa", datetime(2025, 5, 2),
+            ),
+            ("j'ai vu la nouvelle saison de The Bear hier, franchement pas mal", "1", "Léa",
+             datetime(2025, 5, 15)),
+            ("Bureau : 12 quai Perrache, 2e étage", "5", "Camille", datetime(2024, 9, 4)),
+            ("Nouveaux bureaux à partir d'avril : 40 cours Lafayette, 3e étage", "5", "Camille",
+             datetime(2025, 3, 31)),
+        ],
+    )  # fmt: skip
+    question = "Léa part où cet été ?"
+    qvec = np.stack([_query(services, question), _query(services, translate(question, "fr"))])
+
+    # A new season of a series changes nothing of Léa's summer, though both are hers.
+    assert _update_score(services, qvec, plan, series, lambda: 0.0, None, question, True) is None
+    question = "C'est quoi l'adresse du bureau ?"
+    moved = _update_score(
+        services, _query(services, question), office, offices,
+        lambda: _shared(services, office, offices), None, question,
+    )  # fmt: skip
+    assert moved is not None
