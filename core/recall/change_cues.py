@@ -115,12 +115,6 @@ def names(text: str) -> set[str]:
     return found
 
 
-def says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, an old value negated (rejects), or a new value in place of an old one
-    (replaces)."""
-    return has_change_cue(new.text) or rejects(old, new) or replaces(old, new)
-
-
 def distinct(text: str) -> set[str]:
     """The text's words that may hold a value (longer than two letters, or numbers)."""
     return {w for w in terms(text) if len(w) > 2 or w.isdigit()}

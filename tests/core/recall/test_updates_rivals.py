@@ -1,7 +1,7 @@
 """Which statement updates which (core.recall.updates), when several could: an old value named
 in a negation says a change, a named person's unrelated turns are not one subject because the
-question ranks them all near its best, and an older statement joins the newer one that most
-surely updates it, not the newest that says some change. Real archive, real e5 vectors."""
+question ranks them all near its best, and "new" changes only what the statement or the
+question names. Real archive, real e5 vectors."""
 
 from datetime import datetime
 
@@ -126,29 +126,6 @@ def test_a_named_persons_unrelated_turns_are_not_one_subject(services):
     )  # fmt: skip
 
     assert score is None
-
-
-def test_an_older_statement_joins_the_newer_one_that_surely_updates_it(services):
-    from core.recall.updates import _linked
-
-    porto, edinburgh, cornwall = _turns(
-        services,
-        [
-            ("For the summer we booked a week in Porto in July", "3", "Camille", datetime(2024, 11, 20)),
-            ("We cancelled Porto, it's Edinburgh in August instead", "3", "Camille", datetime(2025, 3, 1)),
-            # Newer, says a change too ("again"), but of Sam's own summer.
-            ("We're doing Cornwall again this summer, can't beat it", "3", "Sam", datetime(2025, 3, 2)),
-        ],
-    )  # fmt: skip
-    question = "Where are we going on holiday this summer?"
-    qvec = _query(services, question)
-    for turn in (porto, edinburgh, cornwall):
-        turn.score = services.embedder.calibrate(float(qvec @ turn.vector))
-
-    groups = _linked(services, Vocabulary(services), question, qvec, [porto, edinburgh, cornwall])
-
-    subject = next(g for g in groups if porto in g)
-    assert edinburgh in subject and cornwall not in subject
 
 
 def test_something_new_is_a_change_only_of_what_the_statement_or_question_names(services):
