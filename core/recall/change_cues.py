@@ -38,6 +38,33 @@ _VALUE_WORDS = re.compile(
 )
 
 
+# Kinds of value a statement may give: an update gives a value of the kind it replaces.
+_KINDS = {
+    "phone": re.compile(r"(?<![\w.])\+?\d(?:[ .-]?\d){7,}(?![\w.])"),
+    "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    "time": re.compile(r"\b\d{1,2}(?:h\d{0,2}|:\d{2})\b|\b\d{1,2} ?(?:am|pm)\b"),
+    "money": re.compile(r"\d\s?(?:€|eur|euros?|\$|£)|[€$£]\s?\d"),
+    "address": re.compile(
+        r"\b\d+(?:bis|ter)?,?\s+(?:[\w'-]+\s+){0,2}(?:rue|avenue|av|boulevard|bd|place|quai|cours|allee|chemin|"
+        r"impasse|route|street|st|road|rd|avenue|lane|square|close|drive)\b"
+    ),
+}
+
+
+def kinds(text: str) -> set[str]:
+    """The kinds of value a message gives (phone, email, time, money, address)."""
+    folded = fold(text)
+    return {kind for kind, pattern in _KINDS.items() if pattern.search(folded)}
+
+
+def same_kind(old: TurnHit, new: TurnHit) -> bool:
+    """False when both messages give typed values and none of the same kind: a new phone
+    number does not replace an address ("Note mon nouveau numéro" after "mon adresse : 14 rue
+    Saint-Maur"), an email does not replace a phone number."""
+    old_kinds, new_kinds = kinds(old.text), kinds(new.text)
+    return not (old_kinds and new_kinds) or bool(old_kinds & new_kinds)
+
+
 def has_change_cue(text: str) -> bool:
     """Whether a message says that something changed (French or English)."""
     return bool(CHANGE_CUE.search(fold(text)))

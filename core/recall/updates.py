@@ -36,6 +36,7 @@ from core.recall.change_cues import (
     new_values,
     rejects,
     replaces,
+    same_kind,
     values,
 )
 from core.recall.crosslingual import language, translate
@@ -226,8 +227,9 @@ def _update_score(
     if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
         return None
     # An update gives the new value (a name, a number, a day, a time); a message without any
-    # ("oh no, not the user interviews again…") says nothing that could replace a fact.
-    if not values(new):
+    # ("oh no, not the user interviews again…") says nothing that could replace a fact, nor
+    # one whose values are all of other kinds (a phone number for an address).
+    if not values(new) or not same_kind(old, new):
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")

@@ -1,13 +1,14 @@
 """Which statement updates which (core.recall.updates), when several could: an old value named
 in a negation says a change, a named person's unrelated turns are not one subject because the
-question ranks them all near its best, and "new" changes only what the statement or the
-question names. Real archive, real e5 vectors."""
+question ranks them all near its best, "new" changes only what the statement or the question
+names, and a value of another kind (a phone number for an address) replaces nothing. Real
+archive, real e5 vectors."""
 
 from datetime import datetime
 
 import numpy as np
 
-from core.recall.change_cues import rejects
+from core.recall.change_cues import kinds, rejects
 from core.recall.crosslingual import translate
 from core.recall.turn_search import TurnHit, turn_hits
 from core.recall.updates import _update_score
@@ -154,3 +155,26 @@ def test_something_new_is_a_change_only_of_what_the_statement_or_question_names(
         lambda: _shared(services, office, offices), None, question,
     )  # fmt: skip
     assert moved is not None
+
+
+def test_a_value_of_another_kind_replaces_nothing(services):
+    address, phone, moved = _turns(
+        services,
+        [
+            (
+                "Je t'envoie mon adresse pour la carte d'anniversaire : 14 rue Saint-Maur, 75011 Paris",
+                "1", "Léa", datetime(2024, 10, 1),
+            ),
+            ("Note mon nouveau numéro : 07 58 21 64 30, l'ancien ne marche plus", "1", "Léa",
+             datetime(2025, 1, 15)),
+            ("J'ai signé le bail ! Je m'installe au 3 place Bellecour à Lyon fin mars", "1", "Léa",
+             datetime(2025, 3, 20)),
+        ],
+    )  # fmt: skip
+    question = "Where does Léa live?"
+    qvec = np.stack([_query(services, question), _query(services, translate(question, "en"))])
+
+    # A phone number says a change, and is as close to an address as a new address is.
+    assert kinds(phone.text) == {"phone"} and kinds(address.text) == {"address"}
+    assert _update_score(services, qvec, address, phone, lambda: 0.0, None, question, True) is None
+    assert _update_score(services, qvec, address, moved, lambda: 0.0, None, question, True)
