@@ -57,6 +57,27 @@ def kinds(text: str) -> set[str]:
     return {kind for kind, pattern in _KINDS.items() if pattern.search(folded)}
 
 
+# What kind of value a question asks for (its expected answer type, French or English).
+_ASKS = {
+    "address": re.compile(
+        r"\b(live|lives|living|address|habite|habites|habitent|vit|vis|vivent|adresse)\b"
+    ),
+    "phone": re.compile(r"\b(phone|number|mobile|landline|numero|telephone|portable|fixe)\b"),
+    "email": re.compile(r"\b(e-?mail|mail|courriel)\b"),
+    "time": re.compile(r"\b(when|what time|quand|heure|horaire|horaires)\b"),
+    "money": re.compile(r"\b(how much|cost|costs|price|rent|combien|coute|prix|loyer)\b"),
+}
+
+
+IDENTIFIERS = frozenset({"address", "phone", "email"})  # replaced whole, by one of their kind
+
+
+def asked_kinds(question: str) -> set[str]:
+    """The kinds of value a question asks for ("Where does Sam live?": an address)."""
+    folded = fold(question).replace("’", "'")
+    return {kind for kind, pattern in _ASKS.items() if pattern.search(folded)}
+
+
 def same_kind(old: TurnHit, new: TurnHit) -> bool:
     """False when both messages give typed values and none of the same kind: a new phone
     number does not replace an address ("Note mon nouveau numéro" after "mon adresse : 14 rue
@@ -100,10 +121,35 @@ _NEGATION = re.compile(
 )
 
 
-def rejects(old: TurnHit, new: TurnHit) -> bool:
-    """Whether the new message names one of the old statement's values in a negation."""
-    named = distinct_values(old) & set(terms(new.text))
-    return bool(named) and bool(_NEGATION.search(fold(new.text).replace("’", "'")))
+NEGATION_REACH = 3  # words between a negation and the value it negates
+
+
+def rejects(old: TurnHit, new: TurnHit, subject: frozenset[str] = frozenset()) -> bool:
+    """Whether the new message negates one of the old statement's values, next to it
+    ("Garcia doesn't come out", "Plus de Corse"; not "Thanks, Gina! … I'm not sure"); the
+    `subject`'s words (the question's names) are what the values are about, not values."""
+    named = (_written_values(old.text) - subject) & set(terms(new.text))
+    if not named:
+        return False
+    words = re.findall(r"[\w'-]+", fold(new.text).replace("’", "'"))
+    at = [i for i, w in enumerate(words) if set(terms(w)) & named]
+    negations = [m.start() for m in _NEGATION.finditer(" ".join(words))]
+    starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
+    said = [max(i for i, s in enumerate(starts) if s <= n) for n in negations]
+    return any(abs(i - j) <= NEGATION_REACH for i in at for j in said)
+
+
+def _written_values(text: str) -> set[str]:
+    """Numbers and words written with a capital past the first ("Plombier : M. Garcia",
+    "Assurance : MAIF"): a note's value often follows a colon or an abbreviation."""
+    words = re.findall(r"[\w'-]+", text)[1:]
+    return {
+        t
+        for w in words
+        if w[0].isupper() or any(c.isdigit() for c in w)
+        for t in terms(w)
+        if len(t) > 2 or t.isdigit()
+    }
 
 
 def new_values(old: TurnHit, new: TurnHit) -> bool:

@@ -29,10 +29,14 @@ import numpy as np
 from core.errors import EloraError
 from core.offload import beside
 from core.recall.change_cues import (
+    IDENTIFIERS,
+    asked_kinds,
     change_cue_about,
     distinct,
     has_change_cue,
     keeps_names,
+    kinds,
+    names,
     new_values,
     rejects,
     replaces,
@@ -112,6 +116,12 @@ def latest_first(
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
     near = [t for t in ranked if t.score >= best - BAND_GAP and t.vector is not None]
+    # A question asking for a kind of value ("Where does Sam live?": an address) is answered
+    # by a statement giving one, however much small talk its speaker's name ranks above it.
+    wanted = asked_kinds(question)
+    typed = next((t for t in near if wanted & kinds(t.text)), None) if wanted else None
+    if typed is not None and typed not in anchors:
+        anchors.append(typed)
     subjects: list[Subject] = []
     claimed: set[int] = set()
     # Each anchor's successor is looked for at once, the later anchors' on other threads (their
@@ -139,9 +149,11 @@ def latest_first(
         )
         taken = {t.rowid for t in members}
         members += _restatements(services, vocabulary, anchor, others, taken)
-        claimed.update(t.rowid for t in members)
         if len(members) > 1:
+            claimed.update(t.rowid for t in members)
             subjects.append(_order(members, max(t.score for t in members)))
+        elif anchor is not typed:  # the statement of a kind asked for stays linkable below
+            claimed.add(anchor.rowid)
     # Statements the question ranks near the best are linked among themselves too, with no
     # search more (each was found by the question itself): the newer one updating an older
     # one of its chat leads it, whichever of them ranked higher.
@@ -231,6 +243,12 @@ def _update_score(
     # one whose values are all of other kinds (a phone number for an address).
     if not values(new) or not same_kind(old, new):
         return None
+    # An address, a phone number, an email is replaced by another one: asked for one ("Where
+    # does Sam live?"), an update of a statement giving it gives one too; and a change said in
+    # the chat with one ("Moved again! We're at 5 Abbey Road") names the subject well enough.
+    typed = asked_kinds(question) & IDENTIFIERS & kinds(old.text)
+    if typed and not typed & kinds(new.text):
+        return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
     cue = _cue(old, new, question)
@@ -260,7 +278,7 @@ def _update_score(
         # Still, they are near in meaning (Free and Orange: 0.47): a question naming someone
         # ranks that person's unrelated turns near its best too, each "answering" it by the name.
         close = close or (found and min(answers) >= ANSWERS and closeness >= FOUND_CLOSE)
-        linked = shared >= CUE_WORDS or close
+        linked = shared >= CUE_WORDS or close or bool(typed)
         if new.chat_id != old.chat_id:
             # From another chat, a change is about this fact only when it names it as well as
             # means it: there, a cue and a shared word ("client", a phone's "06") are common.
@@ -280,7 +298,7 @@ def _cue(old: TurnHit, new: TurnHit, question: str) -> bool:
     Roussel, pas la même Julie" is not about Altura's contact)."""
     if change_cue_about(new.text, set(terms(old.text)) | _asked(question)):
         return True
-    return rejects(old, new) and keeps_names(question, old, new)
+    return rejects(old, new, frozenset(names(question))) and keeps_names(question, old, new)
 
 
 @lru_cache(maxsize=64)

@@ -1,8 +1,9 @@
 """Which statement updates which (core.recall.updates), when several could: an old value named
 in a negation says a change, a named person's unrelated turns are not one subject because the
 question ranks them all near its best, "new" changes only what the statement or the question
-names, and a value of another kind (a phone number for an address) replaces nothing. Real
-archive, real e5 vectors."""
+names, a value of another kind (a phone number for an address) replaces nothing, and the
+statement giving the kind of value asked for is looked at however low small talk ranks it.
+Real archive, real e5 vectors."""
 
 from datetime import datetime
 
@@ -11,7 +12,7 @@ import numpy as np
 from core.recall.change_cues import kinds, rejects
 from core.recall.crosslingual import translate
 from core.recall.turn_search import TurnHit, turn_hits
-from core.recall.updates import _update_score
+from core.recall.updates import _update_score, latest_first
 from core.recall.vocabulary import Vocabulary
 from tests.core.memory.helpers import message
 
@@ -96,6 +97,7 @@ def test_a_negation_that_names_no_old_value_rejects_nothing(services):
     question = "Qui est notre contact chez Altura ?"
 
     assert not rejects(old, new)  # "pas mal" negates nothing of Julie Fabre's
+    assert rejects(old, other)  # "pas la même Julie"…
     # Julie is negated, but for another company than the one asked about.
     score = _update_score(
         services, _query(services, question), old, other,
@@ -178,3 +180,48 @@ def test_a_value_of_another_kind_replaces_nothing(services):
     assert kinds(phone.text) == {"phone"} and kinds(address.text) == {"address"}
     assert _update_score(services, qvec, address, phone, lambda: 0.0, None, question, True) is None
     assert _update_score(services, qvec, address, moved, lambda: 0.0, None, question, True)
+
+
+def test_a_negation_far_from_a_named_value_rejects_nothing(services):
+    # People name each other in every turn ("Thanks, Gina!"): a negation elsewhere in the
+    # message says nothing of what was said to them before.
+    said, thanks = _turns(
+        services,
+        [
+            ("Thanks, Gina. Still working on opening a dance studio.", "7", "Jon",
+             datetime(2023, 6, 1)),
+            ("Thanks, Gina! Your words keep me motivated, I can't wait to open the studio", "7",
+             "Jon", datetime(2023, 7, 1)),
+        ],
+    )  # fmt: skip
+
+    assert not rejects(said, thanks)
+
+
+def test_a_statement_of_the_kind_asked_for_is_looked_at_below_the_small_talk(services):
+    # "Where does Sam live?" ranks Sam's small talk first (the name); the address he gave
+    # ranks below it, and his move, which shares no word with it, is not ranked at all.
+    *small_talk, flat, moved = _turns(
+        services,
+        [
+            ("watched The Bear last night, pretty good actually", "3", "Sam",
+             datetime(2025, 5, 3)),
+            ("swamped today, the quarterly deck is driving me mad", "3", "Sam",
+             datetime(2025, 3, 11)),
+            ("lovely weather in Lyon today", "3", "Sam", datetime(2025, 4, 27)),
+            ("My new flat is at 22 Carver Street, Sheffield, come visit!", "3", "Sam",
+             datetime(2024, 9, 5)),
+            ("Moved again! We're at 5 Abbey Road, Bristol", "3", "Sam", datetime(2025, 1, 28)),
+        ],
+    )  # fmt: skip
+    question = "Where does Sam live?"
+    for turn, score in zip([*small_talk, flat], [0.62, 0.6, 0.58, 0.45], strict=True):
+        turn.score = score
+
+    turns, history = latest_first(
+        services, question, _query(services, question), [*small_talk, flat], None
+    )
+
+    order = [t.rowid for t in turns]
+    assert moved.rowid in order and flat.rowid not in order[: order.index(moved.rowid)]
+    assert [t.rowid for t in history[moved.rowid]] == [flat.rowid]
