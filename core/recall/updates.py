@@ -157,19 +157,10 @@ def latest_first(
     # Statements the question ranks near the best are linked among themselves too, with no
     # search more (each was found by the question itself): the newer one updating an older
     # one of its chat leads it, whichever of them ranked higher.
-    band = near[:REPLACED_FETCH]
-    for newer in sorted(band, key=lambda t: t.sent_at, reverse=True):
-        if newer.rowid in claimed:
-            continue
-        others = [
-            t
-            for t in band
-            if t.rowid not in claimed and t.rowid != newer.rowid and t.chat_id == newer.chat_id
-        ]
-        members = [newer, *_replaced(services, vocabulary, question, query_vector, newer, others)]
-        if len(members) > 1:
-            claimed.update(t.rowid for t in members)
-            subjects.append(_order(members, max(t.score for t in members)))
+    band = [t for t in near[:REPLACED_FETCH] if t.rowid not in claimed]
+    for members in _linked(services, vocabulary, question, query_vector, band):
+        claimed.update(t.rowid for t in members)
+        subjects.append(_order(members, max(t.score for t in members)))
     members = {t.rowid for s in subjects for t in [s.current, *s.older, *s.dropped]}
     lone = [a for a in anchors if a.rowid not in members]
     ranked_near = {t.rowid for t in near}
@@ -415,6 +406,42 @@ def _replaced(
         if _update_score(services, qvec, old, anchor, words, question=question, found=True):
             replaced.append(old)
     return replaced
+
+
+def _linked(services, vocabulary, question, qvec, band: list[TurnHit]) -> list[list[TurnHit]]:
+    """The band's statements grouped by subject: each older one joins the newer statement of
+    its chat that most surely updates it (_update_score), not merely the newest that says some
+    change; chains join."""
+    parent: dict[int, int] = {}
+    for old in band:
+        best = None
+        for new in band:
+            if new.chat_id != old.chat_id or new.sent_at <= old.sent_at:
+                continue
+
+            def words(new: TurnHit = new, old: TurnHit = old) -> float:
+                return vocabulary.shared(old, [new]).get(new.rowid, 0.0)
+
+            score = _update_score(services, qvec, old, new, words, question=question, found=True)
+            if score is None:
+                continue
+            # The surest, not the newest: "We're doing Cornwall again this summer" (Sam's own
+            # summer) is newer than "We cancelled Porto, it's Edinburgh in August instead" and
+            # says a change too, but shares less with "we booked a week in Porto in July".
+            if best is None or score > best[0]:
+                best = (score, new.rowid)
+        if best is not None:
+            parent[old.rowid] = best[1]
+
+    def root(rowid: int) -> int:
+        while rowid in parent:
+            rowid = parent[rowid]
+        return rowid
+
+    groups: dict[int, list[TurnHit]] = {}
+    for turn in band:
+        groups.setdefault(root(turn.rowid), []).append(turn)
+    return [members for members in groups.values() if len(members) > 1]
 
 
 def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[TurnHit]:

@@ -2,8 +2,9 @@
 in a negation says a change, a named person's unrelated turns are not one subject because the
 question ranks them all near its best, "new" changes only what the statement or the question
 names, a value of another kind (a phone number for an address) replaces nothing, and the
-statement giving the kind of value asked for is looked at however low small talk ranks it.
-Real archive, real e5 vectors."""
+statement giving the kind of value asked for is looked at however low small talk ranks it, and
+an older statement joins the newer one that most surely updates it, not the newest that says
+some change. Real archive, real e5 vectors."""
 
 from datetime import datetime
 
@@ -225,3 +226,26 @@ def test_a_statement_of_the_kind_asked_for_is_looked_at_below_the_small_talk(ser
     order = [t.rowid for t in turns]
     assert moved.rowid in order and flat.rowid not in order[: order.index(moved.rowid)]
     assert [t.rowid for t in history[moved.rowid]] == [flat.rowid]
+
+
+def test_an_older_statement_joins_the_newer_one_that_surely_updates_it(services):
+    from core.recall.updates import _linked
+
+    porto, edinburgh, cornwall = _turns(
+        services,
+        [
+            ("For the summer we booked a week in Porto in July", "3", "Camille", datetime(2024, 11, 20)),
+            ("We cancelled Porto, it's Edinburgh in August instead", "3", "Camille", datetime(2025, 3, 1)),
+            # Newer, says a change too ("again"), but of Sam's own summer.
+            ("We're doing Cornwall again this summer, can't beat it", "3", "Sam", datetime(2025, 3, 2)),
+        ],
+    )  # fmt: skip
+    question = "Where are we going on holiday this summer?"
+    qvec = _query(services, question)
+    for turn in (porto, edinburgh, cornwall):
+        turn.score = services.embedder.calibrate(float(qvec @ turn.vector))
+
+    groups = _linked(services, Vocabulary(services), question, qvec, [porto, edinburgh, cornwall])
+
+    subject = next(g for g in groups if porto in g)
+    assert edinburgh in subject and cornwall not in subject
