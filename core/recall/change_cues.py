@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 CHANGE_CUE = re.compile(
     r"\b(nouveau|(?<!des )(?<!de )nouvelles?|nouveaux|change|changes|changee|changement|finalement|"
-    r"desormais|dorenavant|maintenant|a partir d[eu]|plus que|n'est plus|ne \w+ plus|remplace|"
+    r"au final|"
+    r"desormais|dorenavant|maintenant|a partir d(?:e|u|')|plus que|n'est plus|ne \w+ plus|remplace|"
     r"remplacee|decale|decalee|reporte|reportee|avance|avancee|deplace|deplacee|annule|annulee|"
     r"au lieu d[eu]|a la place|revenu|revenus|revenue|retour|passe a|passe au|passee a|"
     r"now|new|changed|change of|moved|switched|no longer|not anymore|anymore|instead|from now on|"
@@ -37,9 +38,118 @@ _VALUE_WORDS = re.compile(
 )
 
 
+# Kinds of value a statement may give: an update gives a value of the kind it replaces.
+_KINDS = {
+    "phone": re.compile(r"(?<![\w.])\+?\d(?:[ .-]?\d){7,}(?![\w.])"),
+    "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    "time": re.compile(r"\b\d{1,2}(?:h\d{0,2}|:\d{2})\b|\b\d{1,2} ?(?:am|pm)\b"),
+    "money": re.compile(r"\d\s?(?:€|eur|euros?|\$|£)|[€$£]\s?\d"),
+    "address": re.compile(
+        r"\b\d+(?:bis|ter)?,?\s+(?:[\w'-]+\s+){0,2}(?:rue|avenue|av|boulevard|bd|place|quai|cours|allee|chemin|"
+        r"impasse|route|street|st|road|rd|avenue|lane|square|close|drive)\b"
+    ),
+}
+
+
+def kinds(text: str) -> set[str]:
+    """The kinds of value a message gives (phone, email, time, money, address)."""
+    folded = fold(text)
+    return {kind for kind, pattern in _KINDS.items() if pattern.search(folded)}
+
+
+# What kind of value a question asks for (its expected answer type, French or English).
+_ASKS = {
+    "address": re.compile(
+        r"\b(live|lives|living|address|habite|habites|habitent|vit|vis|vivent|adresse)\b"
+    ),
+    "phone": re.compile(r"\b(phone|number|mobile|landline|numero|telephone|portable|fixe)\b"),
+    "email": re.compile(r"\b(e-?mail|mail|courriel)\b"),
+    "time": re.compile(r"\b(when|what time|quand|heure|horaire|horaires)\b"),
+    "money": re.compile(r"\b(how much|cost|costs|price|rent|combien|coute|prix|loyer)\b"),
+}
+
+
+IDENTIFIERS = frozenset({"address", "phone", "email"})  # replaced whole, by one of their kind
+
+
+def asked_kinds(question: str) -> set[str]:
+    """The kinds of value a question asks for ("Where does Sam live?": an address)."""
+    folded = fold(question).replace("’", "'")
+    return {kind for kind, pattern in _ASKS.items() if pattern.search(folded)}
+
+
+def same_kind(old: TurnHit, new: TurnHit) -> bool:
+    """False when both messages give typed values and none of the same kind: a new phone
+    number does not replace an address ("Note mon nouveau numéro" after "mon adresse : 14 rue
+    Saint-Maur"), an email does not replace a phone number."""
+    old_kinds, new_kinds = kinds(old.text), kinds(new.text)
+    return not (old_kinds and new_kinds) or bool(old_kinds & new_kinds)
+
+
 def has_change_cue(text: str) -> bool:
     """Whether a message says that something changed (French or English)."""
     return bool(CHANGE_CUE.search(fold(text)))
+
+
+# "New" says what changed in the words after it: "mon nouveau numéro" changes a number, "la
+# nouvelle saison de The Bear" changes nothing anyone asked about.
+_NEW = re.compile(
+    r"\b(nouveau|nouvel|(?<!des )(?<!de )nouvelles?|nouveaux|new)\b((?:\s+[\w'-]+){1,2})"
+)
+
+
+def change_cue_about(text: str, about: set[str]) -> bool:
+    """Whether a message says that something changed, a "new" counting only when it qualifies
+    one of these (folded) words: the old statement's or the question's."""
+    folded = fold(text)
+    if CHANGE_CUE.search(_NEW.sub(" ", folded)):
+        return True
+    about = {_singular(w) for w in about}
+    return any({_singular(w) for w in terms(m.group(2))} & about for m in _NEW.finditer(folded))
+
+
+def _singular(word: str) -> str:
+    """A word without its plural mark ("bureaux" / "bureau", "flats" / "flat")."""
+    return word[:-1] if len(word) > 3 and word[-1] in "sx" else word
+
+
+# A value named only to say it no longer holds ("Garcia doesn't come out to Villeurbanne",
+# "Plus de Corse, trop cher", "la MAIF c'est terminé"): the message replaces it.
+_NEGATION = re.compile(
+    r"\b(not|no|never|isn't|aren't|doesn't|don't|won't|can't|wasn't|didn't|ne|n'|pas|plus de|"
+    r"jamais|terminee?|finie?|fini)\b|n't\b"
+)
+
+
+NEGATION_REACH = 3  # words between a negation and the value it negates
+
+
+def rejects(old: TurnHit, new: TurnHit, subject: frozenset[str] = frozenset()) -> bool:
+    """Whether the new message negates one of the old statement's values, next to it
+    ("Garcia doesn't come out", "Plus de Corse"; not "Thanks, Gina! … I'm not sure"); the
+    `subject`'s words (the question's names) are what the values are about, not values."""
+    named = (_written_values(old.text) - subject) & set(terms(new.text))
+    if not named:
+        return False
+    words = re.findall(r"[\w'-]+", fold(new.text).replace("’", "'"))
+    at = [i for i, w in enumerate(words) if set(terms(w)) & named]
+    negations = [m.start() for m in _NEGATION.finditer(" ".join(words))]
+    starts = [len(" ".join(words[:i])) + (i > 0) for i in range(len(words))]
+    said = [max(i for i, s in enumerate(starts) if s <= n) for n in negations]
+    return any(abs(i - j) <= NEGATION_REACH for i in at for j in said)
+
+
+def _written_values(text: str) -> set[str]:
+    """Numbers and words written with a capital past the first ("Plombier : M. Garcia",
+    "Assurance : MAIF"): a note's value often follows a colon or an abbreviation."""
+    words = re.findall(r"[\w'-]+", text)[1:]
+    return {
+        t
+        for w in words
+        if w[0].isupper() or any(c.isdigit() for c in w)
+        for t in terms(w)
+        if len(t) > 2 or t.isdigit()
+    }
 
 
 def new_values(old: TurnHit, new: TurnHit) -> bool:
@@ -76,11 +186,6 @@ def names(text: str) -> set[str]:
         if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
             found.update(terms(word))
     return found
-
-
-def says_change(old: TurnHit, new: TurnHit) -> bool:
-    """A change cue, or a new value in place of an old one (replaces)."""
-    return has_change_cue(new.text) or replaces(old, new)
 
 
 def distinct(text: str) -> set[str]:

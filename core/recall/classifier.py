@@ -130,10 +130,12 @@ class Classification:
 
 
 # How something is now ("what's Hugo's number?", "quel est le véto de Pixel ?", "where do we
-# have lunch?"): a question in the present, not about the past or a period.
+# have lunch?", "comment s'appelle le chien de Sam ?": a name is a value too): a question in
+# the present, not about the past or a period.
 _PRESENT = re.compile(
     r"^(what|who|whom|whose|where|when|which|how much|how many|how often|how do|how does|how can)\b"
     r"|\b(c'est|quel|quelle|quels|quelles|qui|ou|quand|combien|que|quoi|qu'est-ce)\b"
+    r"|\bcomment( \w+)? (s'|t'|m')appell?e(s|nt)?\b"
 )
 _PAST_TENSE = re.compile(
     r"\b(did|was|were|had|used to|ago|before|previous|previously|former|formerly|old|last time|"
@@ -143,6 +145,10 @@ _PAST_TENSE = re.compile(
     r"|\b(has|have|had) (\w+ )?(been|gone|done|had|seen|read|made|visited|bought|painted|taken|"
     r"met|tried|started|finished|attended|participated|faced|learned|received|said|told|lost|got|"
     r"left|won|found|sold|built|brought|kept|become|changed)\b"
+    # any regular past participle after has/have/had ("where has Melanie camped?", "the studio
+    # Jon has opened"), but not an adjective after an article ("do we have a red car?")
+    r"|\b(has|have|had) (?!(?:a|an|the|my|your|our|his|her|its|their|some|any|no)\b)(\w+ )?"
+    r"\w{3,}ed\b"
     r"|^(what|who|which)( \w+)? \w+ed\b"
 )
 

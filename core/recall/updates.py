@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,15 +29,22 @@ import numpy as np
 from core.errors import EloraError
 from core.offload import beside
 from core.recall.change_cues import (
+    IDENTIFIERS,
+    asked_kinds,
+    change_cue_about,
     distinct,
     has_change_cue,
     keeps_names,
+    kinds,
+    names,
     new_values,
+    rejects,
     replaces,
-    says_change,
+    same_kind,
     values,
 )
-from core.recall.crosslingual import language
+from core.recall.crosslingual import language, translate
+from core.recall.lexical import terms
 from core.recall.turn_search import TurnHit, turn_hits, turn_meta
 from core.recall.vocabulary import Vocabulary
 
@@ -58,6 +66,7 @@ CUE_WORDS = 0.1
 CUE_CLOSE = 0.5
 RELEVANT = 0.3  # calibrated relevance to the question a successor needs on its own
 ANSWERS = 0.6  # calibrated relevance of a statement that answers the question by itself
+FOUND_CLOSE = 0.4  # calibrated pair similarity two such statements still need to be one subject
 SAME_CHAT = 0.3  # an update usually comes in the chat where the fact was stated
 WORDS_WEIGHT = 2.0
 CUE_WEIGHT = 0.3
@@ -107,6 +116,12 @@ def latest_first(
     best = ranked[0].score
     anchors = [t for t in ranked[:ANCHORS] if t.score >= best - ANCHOR_GAP and t.vector is not None]
     near = [t for t in ranked if t.score >= best - BAND_GAP and t.vector is not None]
+    # A question asking for a kind of value ("Where does Sam live?": an address) is answered
+    # by a statement giving one, however much small talk its speaker's name ranks above it.
+    wanted = asked_kinds(question)
+    typed = next((t for t in near if wanted & kinds(t.text)), None) if wanted else None
+    if typed is not None and typed not in anchors:
+        anchors.append(typed)
     subjects: list[Subject] = []
     claimed: set[int] = set()
     # Each anchor's successor is looked for at once, the later anchors' on other threads (their
@@ -134,25 +149,18 @@ def latest_first(
         )
         taken = {t.rowid for t in members}
         members += _restatements(services, vocabulary, anchor, others, taken)
-        claimed.update(t.rowid for t in members)
-        if len(members) > 1:
-            subjects.append(_order(members, max(t.score for t in members)))
-    # Statements the question ranks near the best are linked among themselves too, with no
-    # search more (each was found by the question itself): the newer one updating an older
-    # one of its chat leads it, whichever of them ranked higher.
-    band = near[:REPLACED_FETCH]
-    for newer in sorted(band, key=lambda t: t.sent_at, reverse=True):
-        if newer.rowid in claimed:
-            continue
-        others = [
-            t
-            for t in band
-            if t.rowid not in claimed and t.rowid != newer.rowid and t.chat_id == newer.chat_id
-        ]
-        members = [newer, *_replaced(services, vocabulary, question, query_vector, newer, others)]
         if len(members) > 1:
             claimed.update(t.rowid for t in members)
             subjects.append(_order(members, max(t.score for t in members)))
+        elif anchor is not typed:  # the statement of a kind asked for stays linkable below
+            claimed.add(anchor.rowid)
+    # Statements the question ranks near the best are linked among themselves too, with no
+    # search more (each was found by the question itself): the newer one updating an older
+    # one of its chat leads it, whichever of them ranked higher.
+    band = [t for t in near[:REPLACED_FETCH] if t.rowid not in claimed]
+    for members in _linked(services, vocabulary, question, query_vector, band):
+        claimed.update(t.rowid for t in members)
+        subjects.append(_order(members, max(t.score for t in members)))
     members = {t.rowid for s in subjects for t in [s.current, *s.older, *s.dropped]}
     lone = [a for a in anchors if a.rowid not in members]
     ranked_near = {t.rowid for t in near}
@@ -222,12 +230,19 @@ def _update_score(
     if new.vector is None or old.vector is None or new.sent_at <= old.sent_at:
         return None
     # An update gives the new value (a name, a number, a day, a time); a message without any
-    # ("oh no, not the user interviews again…") says nothing that could replace a fact.
-    if not values(new):
+    # ("oh no, not the user interviews again…") says nothing that could replace a fact, nor
+    # one whose values are all of other kinds (a phone number for an address).
+    if not values(new) or not same_kind(old, new):
+        return None
+    # An address, a phone number, an email is replaced by another one: asked for one ("Where
+    # does Sam live?"), an update of a statement giving it gives one too; and a change said in
+    # the chat with one ("Moved again! We're at 5 Abbey Road") names the subject well enough.
+    typed = asked_kinds(question) & IDENTIFIERS & kinds(old.text)
+    if typed and not typed & kinds(new.text):
         return None
     calibrate = services.embedder.calibrate
     closeness = calibrate(float(new.vector @ old.vector), "pair")
-    cue = has_change_cue(new.text)
+    cue = _cue(old, new, question)
     if not cue and closeness < CLOSE:
         return None
     # An update is read with the statement it replaces: as close to it as a restatement, it is
@@ -251,8 +266,10 @@ def _update_score(
         # Two statements of one chat the question ranks near its best, each answering it by
         # itself, are about its subject however far apart in words ("Box internet : Free" and
         # "Passée chez Orange pour la fibre" for "Who's my internet provider?").
-        close = close or (found and min(answers) >= ANSWERS)
-        linked = shared >= CUE_WORDS or close
+        # Still, they are near in meaning (Free and Orange: 0.47): a question naming someone
+        # ranks that person's unrelated turns near its best too, each "answering" it by the name.
+        close = close or (found and min(answers) >= ANSWERS and closeness >= FOUND_CLOSE)
+        linked = shared >= CUE_WORDS or close or bool(typed)
         if new.chat_id != old.chat_id:
             # From another chat, a change is about this fact only when it names it as well as
             # means it: there, a cue and a shared word ("client", a phone's "06") are common.
@@ -263,6 +280,26 @@ def _update_score(
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
+
+
+def _cue(old: TurnHit, new: TurnHit, question: str) -> bool:
+    """Whether `new` says that `old` changed: a change cue ("new" only of the old statement's
+    words or the question's: not "la nouvelle saison de The Bear"), or an old value negated
+    while the names the question asks about stay ("Chez Novalis, le contact c'est Julie
+    Roussel, pas la même Julie" is not about Altura's contact)."""
+    if change_cue_about(new.text, set(terms(old.text)) | _asked(question)):
+        return True
+    return rejects(old, new, frozenset(names(question))) and keeps_names(question, old, new)
+
+
+@lru_cache(maxsize=64)
+def _asked(question: str) -> frozenset[str]:
+    """The question's words, and their rendering in the other language."""
+    words = set(terms(question))
+    source = language(question)
+    if source is not None:
+        words |= set(terms(translate(question, source)))
+    return frozenset(words)
 
 
 def _relevance(services, turn: TurnHit, qvec, asked: str | None) -> float:
@@ -307,11 +344,11 @@ def _successor(
         # after "Expenses go through Concur"): a new value elsewhere in the chat ("Box
         # internet : Free" after "Propriétaire : M. Vidal") is another fact.
         if score is None:
-            says = has_change_cue(t.text) or (
+            says = _cue(anchor, t, question) or (
                 shares.get(t.rowid, 0.0) >= CUE_WORDS and new_values(anchor, t)
             )
         else:
-            says = says_change(anchor, t)
+            says = _cue(anchor, t, question) or replaces(anchor, t)
         if z is not None and says:
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
@@ -371,6 +408,42 @@ def _replaced(
     return replaced
 
 
+def _linked(services, vocabulary, question, qvec, band: list[TurnHit]) -> list[list[TurnHit]]:
+    """The band's statements grouped by subject: each older one joins the newer statement of
+    its chat that most surely updates it (_update_score), not merely the newest that says some
+    change; chains join."""
+    parent: dict[int, int] = {}
+    for old in band:
+        best = None
+        for new in band:
+            if new.chat_id != old.chat_id or new.sent_at <= old.sent_at:
+                continue
+
+            def words(new: TurnHit = new, old: TurnHit = old) -> float:
+                return vocabulary.shared(old, [new]).get(new.rowid, 0.0)
+
+            score = _update_score(services, qvec, old, new, words, question=question, found=True)
+            if score is None:
+                continue
+            # The surest, not the newest: "We're doing Cornwall again this summer" (Sam's own
+            # summer) is newer than "We cancelled Porto, it's Edinburgh in August instead" and
+            # says a change too, but shares less with "we booked a week in Porto in July".
+            if best is None or score > best[0]:
+                best = (score, new.rowid)
+        if best is not None:
+            parent[old.rowid] = best[1]
+
+    def root(rowid: int) -> int:
+        while rowid in parent:
+            rowid = parent[rowid]
+        return rowid
+
+    groups: dict[int, list[TurnHit]] = {}
+    for turn in band:
+        groups.setdefault(root(turn.rowid), []).append(turn)
+    return [members for members in groups.values() if len(members) > 1]
+
+
 def _restatements(services, vocabulary, anchor: TurnHit, others, taken) -> list[TurnHit]:
     """Ranked statements that say the anchor's thing again: close in meaning and sharing its
     distinctive words (not merely a name everyone uses)."""
@@ -393,7 +466,8 @@ def _order(members: list[TurnHit], score: float) -> Subject:
         older = [t for t in members if t.sent_at < candidate.sent_at]
         seen = set().union(*(distinct(t.text) for t in older)) if older else set()
         new_words = distinct(candidate.text) - seen
-        if has_change_cue(candidate.text) or not older or new_words & values(candidate):
+        changes = has_change_cue(candidate.text) or any(rejects(t, candidate) for t in older)
+        if changes or not older or new_words & values(candidate):
             current = candidate
             break
     older = [t for t in members if t is not current and t.sent_at < current.sent_at]

@@ -205,3 +205,35 @@ async def test_invalid_model_output_falls_back_to_the_heuristic_guess(reply):
         heuristic.confidence,
     )
     assert any("model classifier output rejected" in r for r in result.reasons)
+
+
+@pytest.mark.parametrize(
+    ("question", "present"),
+    [
+        ("Comment s'appelle le chien de Sam ?", True),
+        ("Comment elle s'appelle, la copine de Hugo ?", True),
+        ("Comment s'appellent les chats de Léa ?", True),
+        ("Comment s'appelait le chien de Sam ?", False),  # the past: the plain ranking
+        ("Comment on fait une tarte aux pommes ?", False),  # a how-to holds no value
+    ],
+)
+def test_asking_what_something_is_called_is_a_present_state_question(question, present):
+    # A name is a value that changes like any other (a new dog, a new partner): the latest
+    # statement of it wins.
+    assert classify(question, NOW).present_state is present
+
+
+@pytest.mark.parametrize(
+    ("question", "present"),
+    [
+        ("Where has Melanie camped?", False),
+        ("How does Gina describe the studio that Jon has opened?", False),
+        ("What have we booked for the holidays?", False),
+        ("What do we have a shared account for?", True),  # an adjective after "a"
+        ("Where do we have lunch on Fridays?", True),
+    ],
+)
+def test_a_regular_past_participle_after_has_is_the_past(question, present):
+    # "has camped", "has opened": an event of the past, every mention of it counts, not only
+    # the latest statement (the list of irregular participles cannot name every verb).
+    assert classify(question, NOW).present_state is present
