@@ -53,8 +53,7 @@ class TraceStore:
 
         def write(session) -> Trace:
             session.add(trace)
-            session.flush()
-            session.refresh(trace)
+            session.flush()  # the rowid is set; every other column is the object's own value
             session.expunge(trace)
             return trace
 

@@ -6,7 +6,8 @@ the store itself is Chroma's Rust engine, which loads in a tenth of that. `Direc
 the everyday calls (query, get, count, upsert, delete on existing collections) straight to
 that engine, configured as chromadb configures it. Anything else (creating or resetting a
 collection, closing, moving a broken store aside) is the full client's: the first such
-call hands the process over to it for good, so a process never holds two views of the files.
+call hands the process over to it for good, so a process never holds two views of the files;
+the everyday calls then go to the engine inside the client, on the collections it opened.
 """
 
 from __future__ import annotations
@@ -182,7 +183,7 @@ class DirectChroma:
         """The engine (None: the client's turn) and the collection's id (None: not created)."""
         engine = self._open()
         if engine is None:
-            return None, None
+            return self._clients_engine(collection)
         found = self._ids.get(collection)
         if found is None:
             # Listed, not looked up: a lookup of a missing collection raises chromadb's
@@ -196,6 +197,19 @@ class DirectChroma:
                 return engine, None
             self._ids[collection] = found
         return engine, found
+
+    def _clients_engine(self, collection: str) -> tuple[Any, str | None]:
+        """Once the client holds the store, the engine inside it (the same view of the files)
+        for a collection the client has opened: its Python layer cost a bot as much CPU per
+        message as a recall search. (None, None) leaves the call to the client."""
+        if self.index.url:
+            return None, None
+        opened = self.index._collections.get(collection)
+        server = getattr(self.index._client, "_server", None)
+        bindings = getattr(server, "bindings", None)  # gone once the client is stopped
+        if opened is None or bindings is None:
+            return None, None
+        return bindings, str(opened.id)
 
     def _shorten_logs(self, engine, listed) -> None:
         """Collections made with Chroma's default sync threshold take SYNC_THRESHOLD (see

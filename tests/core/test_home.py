@@ -86,3 +86,20 @@ def test_a_home_that_cannot_be_created_is_logged_not_fatal(tmp_path, caplog):
         assert prepare_home(settings) is False
 
     assert "could not create" in caplog.text and str(blocker) in caplog.text
+
+
+def test_warming_up_a_long_running_surface_freezes_what_is_loaded(services):
+    # The collector's full passes walked every loaded library's objects on the bot's event
+    # loop; after the warm-up they are out of its reach.
+    import gc
+
+    from core import app
+
+    gc.unfreeze()
+    try:
+        app.warm_up(services)
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()  # this test process goes on
+
+    assert frozen > 10_000

@@ -123,3 +123,52 @@ def test_a_one_shot_context_on_sqlite_leaves_the_postgresql_dialect_alone(home):
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["question"] == "Où est le vélo ?"
     assert "postgresql dialect: False" in done.stderr, done.stderr[-2000:]
+
+
+# Runs `elora COMMAND` as the console script does (main() reading sys.argv) and as a caller in
+# a bigger program does (main(argv)), with the command's body replaced by a probe of the
+# garbage collector's state.
+_GC_PROBE = """
+import gc, json, sys
+from core.cli.commands import bot, context
+from core.cli.main import main
+
+seen = {}
+context.run = lambda args: seen.setdefault("context", gc.isenabled()) and 0
+bot.run = lambda args: seen.setdefault("bot", gc.isenabled()) and 0
+if sys.argv[1] == "in-process":
+    main(sys.argv[2:])
+else:
+    sys.argv = ["elora", *sys.argv[2:]]
+    main()
+print(json.dumps({**seen, "after": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+"""
+
+
+def _gc_probe(*argv: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", _GC_PROBE, *argv], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_one_shot_process_runs_without_the_garbage_collector_and_freezes_what_is_left():
+    # The collector's passes over every imported module's objects were most of the CPU of a
+    # fresh `elora context`; the collection at exit skips frozen objects.
+    seen = _gc_probe("process", "context", "a question")
+
+    assert seen["context"] is False
+    assert seen["frozen"] > 0
+
+
+def test_a_long_running_command_keeps_the_garbage_collector():
+    assert _gc_probe("process", "bot")["bot"] is True
+
+
+def test_main_called_with_arguments_leaves_the_garbage_collector_alone():
+    # Tests and other programs call main(argv) inside a process that goes on afterwards.
+    seen = _gc_probe("in-process", "context", "a question")
+
+    assert seen["context"] is True
+    assert seen["after"] is True
+    assert seen["frozen"] == 0

@@ -176,3 +176,22 @@ def test_a_store_made_with_chromas_default_threshold_stops_replaying_its_log(tmp
     assert [h.id for h in hits] == ["7"]  # the replayed log is searched
     assert _unreplayed(store, "turns") == 0  # and saved: the next process replays nothing
     assert direct.direct
+
+
+def test_after_the_hand_over_everyday_calls_skip_the_clients_python_layer(tmp_path):
+    # A fresh home's collections are the client's to create; from then on queries, counts and
+    # upserts go to the engine inside the client (one view of the files) and agree with it.
+    direct = DirectChroma(ChromaIndex(path=tmp_path / "chroma"))
+    direct.upsert("archive", ["a", "b"], [unit(1), unit(2)], [{"chat_id": "42"}, {"chat_id": "7"}])
+    col = direct.index.collection("archive")
+    calls = []
+    for name in ("query", "count", "upsert"):
+        setattr(col, name, lambda *a, _n=name, **k: calls.append(_n))  # the client's layer
+
+    direct.upsert("archive", ["c"], [unit(3)], [{"chat_id": "42"}])
+    hits = direct.query("archive", unit(3), 2, {"chat_id": "42"})
+
+    assert [h.id for h in hits] == ["c", "a"] and hits[0].metadata == {"chat_id": "42"}
+    assert direct.count("archive") == 3
+    assert calls == []
+    assert direct.index.client.get_collection("archive").count() == 3  # the client agrees
