@@ -5,6 +5,7 @@ restatement replaces one of them (core.recall.updates links updates with these).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from core.recall.lexical import fold, terms
@@ -36,6 +37,10 @@ _VALUE_WORDS = re.compile(
     r"novembre|decembre|january|february|march|april|june|july|august|september|october|"
     r"november|december|\d+h\d*)\b"
 )
+# The readings below depend on a message's text alone, and one pack reads the same few hundred
+# messages again for every pair of statements it weighs (thousands of calls): each is cached
+# by text, as a frozenset no caller can change.
+TEXTS_CACHED = 4096
 
 
 # Kinds of value a statement may give: an update gives a value of the kind it replaces.
@@ -51,10 +56,11 @@ _KINDS = {
 }
 
 
-def kinds(text: str) -> set[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def kinds(text: str) -> frozenset[str]:
     """The kinds of value a message gives (phone, email, time, money, address)."""
     folded = fold(text)
-    return {kind for kind, pattern in _KINDS.items() if pattern.search(folded)}
+    return frozenset(kind for kind, pattern in _KINDS.items() if pattern.search(folded))
 
 
 # What kind of value a question asks for (its expected answer type, French or English).
@@ -139,17 +145,18 @@ def rejects(old: TurnHit, new: TurnHit, subject: frozenset[str] = frozenset()) -
     return any(abs(i - j) <= NEGATION_REACH for i in at for j in said)
 
 
-def _written_values(text: str) -> set[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def _written_values(text: str) -> frozenset[str]:
     """Numbers and words written with a capital past the first ("Plombier : M. Garcia",
     "Assurance : MAIF"): a note's value often follows a colon or an abbreviation."""
     words = re.findall(r"[\w'-]+", text)[1:]
-    return {
+    return frozenset(
         t
         for w in words
         if w[0].isupper() or any(c.isdigit() for c in w)
         for t in terms(w)
         if len(t) > 2 or t.isdigit()
-    }
+    )
 
 
 def new_values(old: TurnHit, new: TurnHit) -> bool:
@@ -178,14 +185,15 @@ def keeps_names(question: str, old: TurnHit, new: TurnHit) -> bool:
     return held <= (distinct(new.text) | distinct(new.speaker or ""))
 
 
-def names(text: str) -> set[str]:
+@lru_cache(maxsize=TEXTS_CACHED)
+def names(text: str) -> frozenset[str]:
     """Words written with a capital where no sentence starts."""
     found: set[str] = set()
     for m in re.finditer(r"[\w'-]+", text):
         word = m.group(0)
         if word[0].isupper() and not _SENTENCE_START.search(text[: m.start()]):
             found.update(terms(word))
-    return found
+    return frozenset(found)
 
 
 def distinct(text: str) -> set[str]:
@@ -196,12 +204,17 @@ def distinct(text: str) -> set[str]:
 _SENTENCE_START = re.compile(r"(^|[.!?:;\n]\s*)$")
 
 
-def values(turn: TurnHit) -> set[str]:
+def values(turn: TurnHit) -> frozenset[str]:
     """The words of a turn that hold a value: numbers, times, days, months, and names (a
     capital where no sentence starts)."""
-    values = set(_VALUE_WORDS.findall(fold(turn.text))) | names(turn.text)
-    for word in re.findall(r"[\w'@.-]*\w", turn.text):
+    return _values(turn.text)
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def _values(text: str) -> frozenset[str]:
+    values = set(_VALUE_WORDS.findall(fold(text))) | names(text)
+    for word in re.findall(r"[\w'@.-]*\w", text):
         # numbers, and addresses (an email, a host name: "sam@taylordesigns.co.uk")
         if any(c.isdigit() for c in word) or "@" in word or re.search(r"\w\.\w", word):
             values.update(terms(word))
-    return values
+    return frozenset(values)
