@@ -307,7 +307,14 @@ def bm25(
     Computed here for the candidates in hand: asking FTS5 for the BM25 of given rows makes it
     score every row that matches, which costs in proportion to the archive."""
     k1, b = 1.2, 0.75
-    idf = {q: max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for q, n in documents.items() if n}
+    # A count may pass the total: a prefix sums its words' counts (a message with "move" and
+    # "moved" counts twice), and messages archived meanwhile count in words looked up after the
+    # total was read. Such a word is in every message: it weighs the least there is.
+    idf = {
+        q: max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6)
+        for q, n in documents.items()
+        if n
+    }
     tokenised = {key: _tokens(text) for key, text in texts.items()}
     lengths = [len(t) for t in tokenised.values() if t]
     average = sum(lengths) / len(lengths) if lengths else 1.0

@@ -90,3 +90,20 @@ def test_another_database_does_not_share_the_counts(archive, settings, embedder,
         assert documents(other) == 0
     finally:
         other.close()
+
+
+def test_words_counted_after_the_total_was_read_score_without_failing(archive):
+    # Another process archives messages while a pack is built: the total was read before
+    # them, the counts of a word looked up later include them (an import running beside the
+    # bot made "math domain error" out of a reply).
+    vocabulary = Vocabulary(archive)
+    texts = {1: "La trottinette est au garage", 2: "Le vélo est réparé"}
+    assert vocabulary.scores("vélo", texts)  # reads the total: 3 messages
+    archive.archive.store_batch(
+        [message(str(10 + n), f"trottinette numéro {n}", DAY) for n in range(6)]
+    )
+
+    scores = vocabulary.scores("trottinette", texts)
+
+    assert set(scores) == {1}
+    assert scores[1] < 0  # SQLite's sign: found, and weighed as a word of every message
