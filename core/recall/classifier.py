@@ -146,7 +146,7 @@ _PAST_TENSE = re.compile(
     r"met|tried|started|finished|attended|participated|faced|learned|received|said|told|lost|got|"
     r"left|won|found|sold|built|brought|kept|become|changed)\b"
     # any regular past participle after has/have/had ("where has Melanie camped?", "the studio
-    # Jon has opened"), but not an adjective after an article ("do we have a red car?")
+    # Jon has opened"), but not a word after an article ("what do we have a shared account for?")
     r"|\b(has|have|had) (?!(?:a|an|the|my|your|our|his|her|its|their|some|any|no)\b)(\w+ )?"
     r"\w{3,}ed\b"
     r"|^(what|who|which)( \w+)? \w+ed\b"
