@@ -61,6 +61,13 @@ def _shared(services, old: TurnHit, new: TurnHit) -> float:
     return Vocabulary(services).shared(old, [new]).get(new.rowid, 0.0)
 
 
+def _scored(services, question: str, old: TurnHit, new: TurnHit, qvec=None, found=False):
+    """_update_score of a pair as the update search weighs it, with their shared words."""
+    qvec = _query(services, question) if qvec is None else qvec
+    shared = _shared(services, old, new)
+    return _update_score(services, qvec, old, new, lambda: shared, None, question, found)
+
+
 def test_an_old_value_named_in_a_negation_is_replaced(services):
     old, new = _turns(
         services,
@@ -75,10 +82,7 @@ def test_an_old_value_named_in_a_negation_is_replaced(services):
     question = "C'est qui mon plombier ?"
 
     assert rejects(old, new)
-    score = _update_score(
-        services, _query(services, question), old, new,
-        lambda: _shared(services, old, new), None, question,
-    )  # fmt: skip
+    score = _scored(services, question, old, new)
 
     assert score is not None
 
@@ -100,10 +104,7 @@ def test_a_negation_that_names_no_old_value_rejects_nothing(services):
     assert not rejects(old, new)  # "pas mal" negates nothing of Julie Fabre's
     assert rejects(old, other)  # "pas la même Julie"…
     # Julie is negated, but for another company than the one asked about.
-    score = _update_score(
-        services, _query(services, question), old, other,
-        lambda: _shared(services, old, other), None, question,
-    )  # fmt: skip
+    score = _scored(services, question, old, other)
     assert score is None
 
 
@@ -124,10 +125,7 @@ def test_a_named_persons_unrelated_turns_are_not_one_subject(services):
     # As latest_first reads it: the question and its English rendering (crosslingual).
     qvec = np.stack([_query(services, question), _query(services, translate(question, "fr"))])
 
-    score = _update_score(
-        services, qvec, dog, visit,
-        lambda: _shared(services, dog, visit), None, question, True,
-    )  # fmt: skip
+    score = _scored(services, question, dog, visit, qvec, found=True)
 
     assert score is None
 
@@ -153,10 +151,7 @@ def test_something_new_is_a_change_only_of_what_the_statement_or_question_names(
     # A new season of a series changes nothing of Léa's summer, though both are hers.
     assert _update_score(services, qvec, plan, series, lambda: 0.0, None, question, True) is None
     question = "C'est quoi l'adresse du bureau ?"
-    moved = _update_score(
-        services, _query(services, question), office, offices,
-        lambda: _shared(services, office, offices), None, question,
-    )  # fmt: skip
+    moved = _scored(services, question, office, offices)
     assert moved is not None
 
 
