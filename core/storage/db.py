@@ -2,8 +2,8 @@
 connection); PostgreSQL for servers and several workers (core/storage/postgres.py: there the
 write turn is an advisory lock held by the transaction, and reads never wait).
 
-Writers take turns instead of failing. In this process one lock (`Database.writer`) admits one
-write transaction at a time, so threads never race for SQLite's write lock; between processes
+Writers take turns instead of failing. In this process one queue (`Database.writer`) admits one
+write transaction at a time, in arrival order, so threads never race for SQLite's write lock; between processes
 (bot, cockpit, CLI, import) SQLite's busy timeout makes a writer wait for the other's commit.
 A transaction that reads before it writes must say so (`session(write=True)`: BEGIN
 IMMEDIATE), because a deferred one could not upgrade its snapshot after someone else wrote and
@@ -43,6 +43,7 @@ from core.errors import StorageUnavailable
 from core.storage import postgres
 from core.storage.migrations import migrate
 from core.storage.models import JSONText
+from core.storage.writer_turn import WriterTurn
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -102,9 +103,10 @@ class Database:
         self.busy_timeout_ms = busy_timeout_ms
         self._engine: Engine | None = None
         self._creating = threading.Lock()
-        # One write transaction at a time in this process; a plain Lock (not RLock) because
-        # the connection that took it may be returned to the pool by another thread.
-        self.writer = threading.Lock()
+        # One write transaction at a time in this process, first come first served; not
+        # reentrant, because the connection that took it may be returned to the pool by
+        # another thread.
+        self.writer = WriterTurn()
         self._holder = None  # the pooled connection record holding the writer turn
         self._writer_thread: int | None = None
         self._replay_hooks: list[Callable[[], None]] = []
@@ -240,7 +242,8 @@ class Database:
     # -- the writer turn ------------------------------------------------------------------
 
     def _take_writer(self, conn) -> None:
-        """Wait for this process's writer turn (at most the busy timeout), for `conn`."""
+        """Wait for this process's writer turn for `conn` (failing only when the turn did not
+        change hands for the whole busy timeout)."""
         me = threading.get_ident()
         if self._writer_thread == me:
             # This thread already writes on another connection: waiting for ourselves would
