@@ -172,14 +172,7 @@ class Assistant:
                 chunk_ids.extend(captured.chunk_ids)
             llm = self.llm if configured(self.settings) else None
             classification = await self._classify(request.text, llm)
-            pack = await run_blocking(
-                self.recall,
-                request.text,
-                chat_id=request.chat_id,
-                user_id=request.user_id,
-                classification=classification,
-                exclude_capture_ids=[capture_id] if capture_id else None,
-            )
+            pack = await self._recall(request, classification, capture_id)
             reply = Reply(text="", status="answered", capture_id=capture_id,
                           classification=classification, pack=pack, spooled=spooled)  # fmt: skip
             if llm is None:
@@ -308,6 +301,33 @@ class Assistant:
             self.profile.record(dimension_of(classification), "escalation")
         except StorageUnavailable as exc:  # a lost profile sample never costs the answer
             log.warning("escalation not recorded in the profile: %s", exc)
+
+    async def _recall(
+        self, request: Request, classification: Classification, capture_id: str | None
+    ) -> EvidencePack:
+        """The request's evidence pack; when building it fails (a locked database, a broken
+        vector store, a bug), an empty pack that says so: the answer is not lost with it."""
+        try:
+            return await run_blocking(
+                self.recall,
+                request.text,
+                chat_id=request.chat_id,
+                user_id=request.user_id,
+                classification=classification,
+                exclude_capture_ids=[capture_id] if capture_id else None,
+            )
+        except Exception as exc:
+            # The type only (the traceback at debug level): an error's text may quote what it
+            # failed on, such as the question's words.
+            log.error(
+                "evidence pack failed (%s); answering without memory", type(exc).__name__,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )  # fmt: skip
+            return EvidencePack.unavailable(
+                request.text, classification, self.settings.pack_budget_tokens,
+                chat_id=request.chat_id, user_id=request.user_id, now=self.clock.now(),
+                why=f"recall failed ({type(exc).__name__}); nothing was recalled",
+            )  # fmt: skip
 
     def _messages(
         self, request, pack: EvidencePack, turns: list[dict], summary: str | None, tier: str

@@ -94,6 +94,21 @@ class EvidencePack:
     advice: dict[str, Any] = field(default_factory=dict)
     generated_at: datetime | None = None
 
+    @classmethod
+    def unavailable(
+        cls, question: str, classification: Classification, budget: int, *,
+        chat_id: str | None, user_id: str | None, now: datetime, why: str,
+    ) -> EvidencePack:  # fmt: skip
+        """The pack of a request whose recall failed: nothing recalled, and it says so (the
+        model is told its memory could not be read rather than that it holds nothing)."""
+        return cls(
+            question=question, classification=classification, budget=budget, layers={},
+            chat_id=chat_id, user_id=user_id, time_window=classification.time_window,
+            degraded=True, degraded_reason=why, generated_at=now,
+            missing=["memory could not be read for this request"],
+            advice={"reasons": [], "clarify": False, "deep_search": False},
+        )  # fmt: skip
+
     @property
     def used(self) -> int:
         """Tokens used by every layer together."""

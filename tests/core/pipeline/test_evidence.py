@@ -2,6 +2,8 @@
 
 from datetime import timedelta
 
+import pytest
+
 from core.archive.records import CaptureIn
 from core.memory.api import remember
 from tests.core.routing.support import NOW, ask, system_of
@@ -86,3 +88,27 @@ async def test_the_pack_in_the_prompt_is_the_pack_in_the_trace(services, llm):
     assert trace.pack["items"] == reply.pack.item_ids()
     assert entry.memory_id in trace.pack["items"]
     assert trace.pack["used"] <= trace.pack["budget"]
+
+
+@pytest.mark.sqlite_only  # breaks recall by dropping SQLite's view of its word counts
+async def test_a_recall_that_fails_costs_neither_the_answer_nor_the_message(services, llm, caplog):
+    remember(services, "The boiler's service code is 7321.")
+    with services.db.session() as session:  # recall now fails reading its word counts
+        session.connection().exec_driver_sql("DROP TABLE captures_vocab")
+        session.commit()
+
+    reply = await ask(services, "What is the boiler's service code?")
+
+    assert reply.status == "answered" and reply.text  # the model still answered
+    assert reply.pack.degraded and reply.pack.items() == []
+    assert "recall failed (OperationalError)" in reply.pack.degraded_reason
+    system = system_of(llm.requests_for("fake-lite")[0])
+    assert "your memory could not be read for this request" in system
+    assert "semantic search is unavailable" not in system
+    texts = [r[0] for r in services.db.rows("SELECT text FROM captures WHERE chat_id = 'c1'")]
+    assert "What is the boiler's service code?" in texts  # captured, and the answer too
+    assert reply.text in texts
+    trace = services.traces.get(reply.trace_id)
+    assert trace.pack["degraded"] is True and trace.pack["items"] == []
+    failed = [r for r in caplog.records if "evidence pack failed" in r.getMessage()]
+    assert failed and "service code" not in failed[0].getMessage()
