@@ -100,14 +100,12 @@ class ArchiveEvidence:
                 self.services, self.question, self.query_vector, found.turns, self.chats,
                 self.vocabulary, self.also,
             )  # fmt: skip
-        if self.allowed is not None and self.chats is None:  # a chat newer than the scope
-            found.turns = [t for t in found.turns if t.chat_id in self.allowed]
-            found.parts = [h for h in found.parts if h.chat_id in self.allowed]
-            self.history = {
-                rowid: [t for t in older if t.chat_id in self.allowed]
-                for rowid, older in self.history.items()
-            }
         self.found = found
+
+    def _may(self, chat_id: str) -> bool:
+        """Whether the request may recall this chat: an unscoped search (`chats` None for a
+        guest in every chat) finds chats that appeared after the scope was looked at."""
+        return self.allowed is None or chat_id in self.allowed
 
     def _turns(self, window: TimeWindow | None) -> Found:
         return search_turns(
@@ -122,17 +120,20 @@ class ArchiveEvidence:
         turns = [
             t
             for t in self.found.turns
-            if t.rowid not in self.shown_turns and t.capture_id not in self.exclude
+            if t.rowid not in self.shown_turns
+            and t.capture_id not in self.exclude
+            and self._may(t.chat_id)
         ]
         chosen = group(choose(turns, stage, floor, self.services.embedder.calibrate))
         for evidence in chosen:
-            evidence.history = self.history.get(evidence.first.rowid, [])
+            older = self.history.get(evidence.first.rowid, [])
+            evidence.history = [t for t in older if self._may(t.chat_id)]
         on_show = self.shown_turns | {t.rowid for e in chosen for t in e.turns}
         attach_context(self.services, chosen, on_show)
         for evidence in chosen:
             yield evidence_item(evidence), evidence
         for hit in self.found.parts:
-            if hit.score < floor or self._excluded(hit.chunk_id):
+            if hit.score < floor or not self._may(hit.chat_id) or self._excluded(hit.chunk_id):
                 continue
             attach_neighbours(self.services, hit)
             yield archive_item(self.services, hit), None

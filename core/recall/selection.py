@@ -150,13 +150,13 @@ def attach_context(services: Services, items: list[Evidence], shown: set[int]) -
             return
         marks = ",".join("?" * len(wanted))
         rows = conn.exec_driver_sql(
-            "SELECT rowid, message_id, sender, role, text, sent_at FROM captures "
+            "SELECT rowid, message_id, sender, role, text, sent_at, chat_id FROM captures "
             f"WHERE rowid IN ({marks})",
             tuple(wanted),
         ).all()
-    for rowid, message_id, sender, role, text, sent_at in rows:
+    for rowid, message_id, sender, role, text, sent_at, chat_id in rows:
         for owner, position in ((before.get(rowid), "before"), (after.get(rowid), "after")):
-            if owner is None:
+            if owner is None or chat_id != owner.first.chat_id:  # a neighbour is of its chat
                 continue
             short = text if len(text) <= CONTEXT_CHARS else text[:CONTEXT_CHARS] + "…"
             if position == "before" and len(text) > CONTEXT_CHARS:

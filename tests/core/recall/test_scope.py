@@ -56,6 +56,22 @@ def test_a_guest_recalls_only_the_chats_they_take_part_in(shared):
     assert "4242" not in json.dumps(pack.to_json(), ensure_ascii=False)
 
 
+def test_a_neighbour_from_another_chat_never_rides_along(shared):
+    """A short turn is shown with the turn it answers; should that link ever point into a chat
+    the guest cannot see (a damaged key), the neighbour stays out, not the secret in."""
+    rowid = {r[1]: r[0] for r in shared.db.rows("SELECT rowid, text FROM captures")}
+    shared.db.execute(
+        "UPDATE turn_keys SET context_rowid = ? WHERE capture_rowid = ?",
+        (rowid["Le code de mon coffre à la banque est 4242"],
+         rowid["Merci, je le note pour le local vélo"]),
+    )  # fmt: skip
+
+    pack = build_pack(shared, "Qui note le code du local vélo ?", user_id=GUEST, chat_id="901")
+
+    assert "903" in _chats(pack)
+    assert "4242" not in json.dumps(pack.to_json(), ensure_ascii=False)
+
+
 def test_a_guest_recalls_a_chat_they_take_part_in(shared):
     pack = build_pack(shared, "C'est quoi le code du local vélo ?", user_id=GUEST, chat_id="901")
 
