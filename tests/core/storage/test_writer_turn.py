@@ -1,4 +1,5 @@
 import threading
+import time
 
 from core.storage.writer_turn import WriterTurn
 
@@ -26,7 +27,7 @@ def _take(turn, name: str, order: list[str], timeout: float, hold: float) -> Non
 
 
 def test_the_turn_goes_to_waiters_in_arrival_order():
-    turn = WriterTurn()
+    turn = WriterTurn(fair_after=0)  # every waiter overdue at once: strict arrival order
     assert turn.acquire(1)
     order: list[str] = []
     threads = _queue_behind(turn, ["a", "b", "c", "d"], order, timeout=30)
@@ -37,17 +38,34 @@ def test_the_turn_goes_to_waiters_in_arrival_order():
     assert not turn.locked()
 
 
-def test_the_releasing_thread_cannot_take_the_turn_back_before_a_waiter():
-    turn = WriterTurn()
+def test_the_releasing_thread_cannot_take_the_turn_back_before_an_overdue_waiter():
+    turn = WriterTurn(fair_after=0.05)
     assert turn.acquire(1)
     order: list[str] = []
     (waiter,) = _queue_behind(turn, ["waiter"], order, timeout=30)
+    while not turn._overdue(time.monotonic()):  # wait for the state: the waiter is overdue
+        threading.Event().wait(0.005)
     turn.release()
     assert turn.acquire(30)  # queued behind the waiter, not ahead of it
     order.append("releaser")
     turn.release()
     waiter.join()
     assert order == ["waiter", "releaser"]
+
+
+def test_while_nobody_is_overdue_whoever_asks_first_takes_the_free_turn():
+    turn = WriterTurn(fair_after=30)
+    assert turn.acquire(1)
+    order: list[str] = []
+    (waiter,) = _queue_behind(turn, ["waiter"], order, timeout=30, hold=0)
+    with turn._changed:  # released and taken again in one step: the waiter is not overdue
+        turn._held = False
+        assert not turn._overdue(time.monotonic())
+    assert turn.acquire(1)  # the fast path: no waiting behind a waiter that is not overdue
+    order.append("releaser")
+    turn.release()
+    waiter.join()
+    assert order == ["releaser", "waiter"]
 
 
 def test_a_waiter_gives_up_only_when_the_turn_stays_with_one_holder():
@@ -71,7 +89,7 @@ def test_a_long_line_that_keeps_moving_does_not_time_out_its_last_waiter():
     turn.release()
     for thread in threads:
         thread.join()
-    assert order == names
+    assert sorted(order) == names  # every one served, none gave up
 
 
 def test_releasing_a_turn_nobody_holds_is_a_bug():
