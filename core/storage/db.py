@@ -2,10 +2,11 @@
 connection); PostgreSQL for servers and several workers (core/storage/postgres.py: there the
 write turn is an advisory lock held by the transaction, and reads never wait).
 
-Writers take turns instead of failing. In this process one queue (`Database.writer`) admits one
-write transaction at a time, in arrival order, so threads never race for SQLite's write lock; between processes
-(bot, cockpit, CLI, import) SQLite's busy timeout makes a writer wait for the other's commit.
-A transaction that reads before it writes must say so (`session(write=True)`: BEGIN
+Writers take turns instead of failing. In this process one turn (`Database.writer`,
+core/storage/writer_turn.py) admits one write transaction at a time and serves a waiter that
+has waited long in arrival order, so threads never race for SQLite's write lock nor starve;
+between processes (bot, cockpit, CLI, import) SQLite's busy timeout makes a writer wait for the
+other's commit. A transaction that reads before it writes must say so (`session(write=True)`: BEGIN
 IMMEDIATE), because a deferred one could not upgrade its snapshot after someone else wrote and
 would fail at once. "database is locked" therefore only surfaces when the database stayed
 unwritable for the whole timeout, and that is what the spool is for.
@@ -103,7 +104,7 @@ class Database:
         self.busy_timeout_ms = busy_timeout_ms
         self._engine: Engine | None = None
         self._creating = threading.Lock()
-        # One write transaction at a time in this process, first come first served; not
+        # One write transaction at a time in this process, no waiter overtaken for long; not
         # reentrant, because the connection that took it may be returned to the pool by
         # another thread.
         self.writer = WriterTurn()
