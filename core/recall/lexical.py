@@ -214,8 +214,14 @@ def fold(text: str) -> str:
 
 def terms(question: str) -> list[str]:
     """Distinctive words of a question (stopwords removed, accents folded, order kept)."""
-    words = [w for w in _WORD.findall(fold(question)) if len(w) > 1 and w not in STOPWORDS]
-    return list(dict.fromkeys(words))
+    return list(_terms(question))  # a list of its own: callers may change theirs
+
+
+@functools.lru_cache(maxsize=4096)
+def _terms(text: str) -> tuple[str, ...]:
+    """`terms`, kept: an update's search reads the words of the same candidates many times."""
+    words = [w for w in _tokens(text) if len(w) > 1 and w not in STOPWORDS]
+    return tuple(dict.fromkeys(words))
 
 
 # Inflectional endings of English and French words, longest first: what is left (at least

@@ -31,6 +31,7 @@ from core.recall.archive_search import (
     window_bounds,
 )
 from core.recall.crosslingual import language
+from core.recall.later_start import first_rowid_since
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
 from core.recall.vocabulary import Vocabulary
@@ -486,16 +487,13 @@ def later_by_words(
     conn, match: Match, after: datetime, chats, limit: int = LEXICAL_FETCH
 ) -> dict[int, float]:
     """`_lexical` for the messages sent after `after` (an update's search, once per anchor):
-    the same rows found for less on SQLite. FTS5 is told where later messages start (the first
-    rowid sent after, through the date index: no earlier row qualifies) and ranks first, so
-    only the best LATER_PROBE x `limit` matches are read from the captures to be filtered;
-    when fewer than `limit` of those pass (or a scope would keep few), the plain filtered
-    ranking decides. Ties rank in rowid order, as SQLite's sorter keeps them in the order FTS5
+    the same rows found for less on SQLite. FTS5 is told where later messages start (no earlier
+    rowid qualifies: core.recall.later_start) and ranks first, so only the best LATER_PROBE x
+    `limit` matches are read from the captures to be filtered; when fewer than `limit` of those
+    pass (or a scope would keep few), the plain filtered ranking decides. Ties rank in rowid order, as SQLite's sorter keeps them in the order FTS5
     yields its rows (so the rows are `_lexical`'s, ties included)."""
     since = db_time(after)
-    first = conn.exec_driver_sql(
-        "SELECT min(rowid) FROM captures INDEXED BY ix_captures_sent WHERE sent_at >= ?", (since,)
-    ).scalar()
+    first = first_rowid_since(conn, since)
     if first is None:
         return {}
     scope, extra = _scope_sql("c", chats)
