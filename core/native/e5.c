@@ -8,7 +8,8 @@
  *     quantizer giving upstream's exact int8 values;
  *   - GELU with a vectorizable erf;
  *   - attention for 32-wide heads with the query and context held in registers;
- *   - e5_kernel(), which says whether the VNNI path is in use.
+ *   - e5_kernel(), which says whether the VNNI path is in use;
+ *   - short calls (E5_SERIAL_TOKENS) on the calling thread alone.
  * Tokenizer, pooling, windows, file format and the rest of the C API are upstream's; vectors
  * agree with the bundled engine's to float rounding (tests/core/test_native_engine.py).
  */
@@ -738,6 +739,14 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
  * the weighted combine is additive across chunks, so results are identical. */
 #define E5_CHUNK_TOKENS 16384
 
+/* Elora: a short call runs on the calling thread alone. Each layer forks and joins the OpenMP
+ * team about ten times, and under OMP_WAIT_POLICY=PASSIVE (which Elora sets: spinning threads
+ * slow everything else on a small machine) every fork wakes sleeping threads: about 20 ms per
+ * call on a 2-core VM, more than a short query costs on one thread (15 tokens: 26 ms on two
+ * threads, 10 ms on one; the two meet near 60 tokens). Vectors do not depend on the number
+ * of threads (no reductions across threads). */
+#define E5_SERIAL_TOKENS 64
+
 /* Embed n texts with transparent sliding windows for inputs longer than the
  * model's 512-token limit. A long text is split (no overlap) into windows of
  * up to MAXP-2 content tokens; each window is run as a full bos+chunk+eos
@@ -778,6 +787,13 @@ static int embed_n(e5_model *m, const char **texts, int n, int is_query, float *
             wt[W2] = i; wa[W2] = a; wb[W2] = b; W2++;
         }
     }
+
+#ifdef _OPENMP
+    long total = 0;
+    for (int w = 0; w < W; w++) total += (wb[w] - wa[w]) + 2;
+    int threads = omp_get_max_threads();
+    if (total <= E5_SERIAL_TOKENS) omp_set_num_threads(1);  /* this thread's setting only */
+#endif
 
     /* 2. accumulate per-text weighted sums, processing windows in chunks */
     double *wsum = (double *)calloc(n, sizeof(double));
@@ -835,6 +851,9 @@ static int embed_n(e5_model *m, const char **texts, int n, int is_query, float *
         for (int kk = 0; kk < H; kk++) d[kk] *= nrm;
     }
 
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
     for (int i = 0; i < n; i++) free(content[i]);
     free(content); free(clen); free(wt); free(wa); free(wb); free(wsum);
     return rc;
