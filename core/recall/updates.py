@@ -57,6 +57,7 @@ ANCHORS = 3  # best statements whose successors are looked for
 ANCHOR_GAP = 0.15  # an anchor scores within this of the best turn
 SUCCESSOR_FETCH = 20  # later messages per anchor, by meaning and by words
 DISTINCTIVE = 6  # the anchor's rarest words, searched in later messages
+COMMON_WORD = 0.01  # ... but those in more than this share of messages (Vocabulary.rarest)
 REPLACED_FETCH = 15  # ranked statements an anchor may replace (the best ones)
 SHARED_WORDS = 0.2  # share of the anchor's own word match (Vocabulary.shared)
 CLOSE = 0.75  # calibrated pair similarity: a paraphrase-like restatement
@@ -323,7 +324,7 @@ def _successor(
     near += [t.capture_id for t in found if t.rowid in ranked]
     standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
     nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
-    words = vocabulary.rarest(anchor.text, DISTINCTIVE)
+    words = vocabulary.rarest(anchor.text, DISTINCTIVE, COMMON_WORD)
     later = turn_hits(
         services, list(near) + nearest, words, after=anchor.sent_at, chats=chats,
         limit=SUCCESSOR_FETCH,

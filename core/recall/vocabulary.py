@@ -93,10 +93,12 @@ class Vocabulary:
         self._lookup(wanted)
         return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
 
-    def rarest(self, text: str, keep: int) -> Match | None:
+    def rarest(self, text: str, keep: int, common: float = 1.0) -> Match | None:
         """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones),
         each with its forms (lexical.word_forms): searching every word of a message matches most
-        of the archive."""
+        of the archive. Words in more than a `common` share of the messages are left out but
+        for the rarest word: they distinguish nothing, and each costs FTS5 a score for every
+        message holding it."""
         words = [word_forms(w) for w in terms(text)[:MAX_TERMS]]
         if not words:
             return None
@@ -106,6 +108,7 @@ class Vocabulary:
             return sum(self.documents.get(f, 0) for f in forms)
 
         rare = sorted((forms for forms in words if count(forms)), key=count)[:keep]
+        rare = rare[:1] + [forms for forms in rare[1:] if count(forms) <= common * self.total]
         found = [f for forms in rare for f in forms if self.documents.get(f)]
         return Match(found) if found else None
 

@@ -107,3 +107,18 @@ def test_words_counted_after_the_total_was_read_score_without_failing(archive):
 
     assert set(scores) == {1}
     assert scores[1] < 0  # SQLite's sign: found, and weighed as a word of every message
+
+
+def test_an_anchors_words_leave_out_those_most_messages_hold_but_the_rarest(services):
+    # "soir" is in every message, "badminton" in a quarter, "Gerland" in one.
+    texts = ["ce soir badminton", "ce soir apéro", "ce soir ciné", "ce soir dodo"] * 5
+    texts[0] = "ce soir badminton au gymnase Gerland"
+    services.archive.store_batch([message(str(n), text, DAY) for n, text in enumerate(texts)])
+    vocabulary = Vocabulary(services)
+    anchor = "Badminton ce soir à Gerland"
+    every = str(vocabulary.rarest(anchor, 6))
+    assert "gerla" in every and "badmin" in every and "soir" in every
+    kept = str(vocabulary.rarest(anchor, 6, common=0.5))
+    assert "gerla" in kept and "badmin" in kept and "soir" not in kept
+    # The rarest word stays, however common: an anchor is always searched by something.
+    assert "soir" in str(vocabulary.rarest("ce soir", 6, common=0.01))
