@@ -136,6 +136,8 @@ OWNERS: dict[str, set[str]] = {
         "turn_keys",
         "turn_keys_fts",
     },
+    # Where later messages start (the date order's smallest rowids, kept per database).
+    "core/recall/later_start.py": {"captures"},
     # captures_fts_data: FTS5's own table, read for the index's stamp (shared word counts).
     "core/recall/vocabulary.py": {"captures", "captures_vocab", "captures_fts_data"},
     "core/recall/archive_search.py": {"captures", "chunks", "chunk_captures", "chunks_fts"},
