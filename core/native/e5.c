@@ -158,8 +158,14 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
                 int8_t *we = wexp + (size_t)r * nin;
                 for (int b = 0; b < nb; b++) {
                     dwf[r][b] = fp16_to_fp32(wr[b].d);
+#if defined(__AVX2__)
+                    /* Elora: the block's nibbles in three vector ops, not 32 scalar stores
+                     * (every weight is expanded on every call: most of a short call's time) */
+                    _mm256_storeu_si256((__m256i *)(we + b * QK), load_w(&wr[b]));
+#else
                     const uint8_t *qs = wr[b].qs; int8_t *o = we + b * QK;
                     for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
+#endif
                 }
             }
             for (int t = 0; t < L; t++) {
