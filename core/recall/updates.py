@@ -19,6 +19,7 @@ language: no absolute threshold) and says a change or gives a new value for an o
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -128,12 +129,20 @@ def latest_first(
     # Each anchor's successor is looked for at once, the later anchors' on other threads (their
     # searches are SQLite's and Chroma's, which release the GIL), with nothing claimed yet; one
     # whose pick an earlier subject claimed is looked for again below, as it always was.
+    # An anchor an earlier subject claims needs no successor: its search stops where it is.
+    unneeded = [threading.Event() for _ in anchors[1:]]
     early = [
-        beside(_successor, services, vocabulary, question, query_vector, a, chats, set(), near)
-        for a in anchors[1:]
-    ]
+        beside(
+            _successor, services, vocabulary, question, query_vector, a, chats, set(), near,
+            stop=stop,
+        )
+        for a, stop in zip(anchors[1:], unneeded, strict=True)
+    ]  # fmt: skip
     for n, anchor in enumerate(anchors):
         if anchor.rowid in claimed:
+            if n:
+                early[n - 1].cancel()
+                unneeded[n - 1].set()
             continue
         members = [anchor]
         later = early[n - 1].result() if n else None
@@ -313,14 +322,17 @@ def _relevance(services, turn: TurnHit, qvec, asked: str | None) -> float:
 
 
 def _successor(
-    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken, found=()
+    services, vocabulary, question, qvec, anchor: TurnHit, chats, taken, found=(), stop=None
 ) -> TurnHit | None:
     """The later message anywhere in the archive that most surely updates the anchor: linked
     to it by shared words and cues (_update_score), or, in its chat, by standing out in meaning
     and saying a change or a new value. A later message the question found by itself (`found`,
-    ranked near the best) needs no standing out: closeness to the anchor links its change."""
+    ranked near the best) needs no standing out: closeness to the anchor links its change.
+    `stop`: set once the answer is not needed (None is returned from then on)."""
     ranked = {t.rowid for t in found if t.sent_at > anchor.sent_at}
     near, spread = _later_turns(services, anchor, qvec, chats)
+    if stop is not None and stop.is_set():
+        return None
     near += [t.capture_id for t in found if t.rowid in ranked]
     standouts = {i: z for i, z in spread.items() if z >= STANDOUT}
     nearest = sorted(spread, key=spread.get, reverse=True)[:SAME_CHAT_FETCH]
