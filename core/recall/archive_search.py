@@ -155,9 +155,15 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
     here from their stored vectors (reading one costs about as much as filtering EXACT_RATIO
     chunks); a window holding most of the archive ("before the move") is searched unfiltered
     with headroom and the hits filtered here; what lies between goes through Chroma's filter.
-    A user's scope (`chats`) is a filter of the same kind.
+    A user's scope (`chats`) is a filter of the same kind. An archive of EXACT_MAX chunks or
+    fewer is scored exactly whatever the window: the approximate index can miss the best of a
+    few hundred windows when many of them are alike (a chat's repeated small talk).
     """
     bounded = window is not None and (window.start is not None or window.end is not None)
+    if not bounded and chats is None:
+        ids = _window_ids(services, None, None, EXACT_MAX + 1)
+        if len(ids) <= EXACT_MAX:
+            return _exact(services, query_vector, fetch, ids)
     if bounded or chats is not None:
         # One capped query answers "is the window small?" and yields its ids when it is; the
         # archive is counted only when the ratio or the probe decision needs it.
@@ -167,7 +173,7 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
         inside, total = len(ids), None
         if inside <= EXACT_MAX:
             total = _chunk_count(services)
-            if inside <= total / EXACT_RATIO:
+            if total <= EXACT_MAX or inside <= total / EXACT_RATIO:
                 return _exact(services, query_vector, fetch, ids)
         elif chats is None:
             inside, total = _window_counts(services, window, chats)
