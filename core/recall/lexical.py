@@ -212,16 +212,25 @@ def fold(text: str) -> str:
     return "".join(c for c in text if not unicodedata.combining(c))
 
 
+TERMS_KEPT_CHARS = 2000  # the words of texts up to this long are kept (_kept_terms)
+
+
 def terms(question: str) -> list[str]:
     """Distinctive words of a question (stopwords removed, accents folded, order kept)."""
-    return list(_terms(question))  # a list of its own: callers may change theirs
+    if len(question) > TERMS_KEPT_CHARS:
+        return list(_terms(question))
+    return list(_kept_terms(question))  # a list of its own: callers may change theirs
+
+
+def _terms(text: str) -> tuple[str, ...]:
+    words = [w for w in _WORD.findall(fold(text)) if len(w) > 1 and w not in STOPWORDS]
+    return tuple(dict.fromkeys(words))
 
 
 @functools.lru_cache(maxsize=4096)
-def _terms(text: str) -> tuple[str, ...]:
-    """`terms`, kept: an update's search reads the words of the same candidates many times."""
-    words = [w for w in _tokens(text) if len(w) > 1 and w not in STOPWORDS]
-    return tuple(dict.fromkeys(words))
+def _kept_terms(text: str) -> tuple[str, ...]:
+    """`_terms`, kept: an update's search reads the words of the same candidates many times."""
+    return _terms(text)
 
 
 # Inflectional endings of English and French words, longest first: what is left (at least

@@ -490,8 +490,9 @@ def later_by_words(
     the same rows found for less on SQLite. FTS5 is told where later messages start (no earlier
     rowid qualifies: core.recall.later_start) and ranks first, so only the best LATER_PROBE x
     `limit` matches are read from the captures to be filtered; when fewer than `limit` of those
-    pass (or a scope would keep few), the plain filtered ranking decides. Ties rank in rowid order, as SQLite's sorter keeps them in the order FTS5
-    yields its rows (so the rows are `_lexical`'s, ties included)."""
+    pass (or a scope would keep few), the plain filtered ranking decides. Ties rank in rowid
+    order, as SQLite's sorter keeps them in the order FTS5 yields its rows (so the rows are
+    `_lexical`'s, ties included)."""
     since = db_time(after)
     first = first_rowid_since(conn, since)
     if first is None:
