@@ -243,9 +243,18 @@ class _Breakable:
         return getattr(self._real, attr)
 
 
-def test_a_vector_search_failing_after_the_health_check_marks_the_pack_degraded(home, embedder):
+@pytest.mark.parametrize(
+    ("exact_max", "call"),
+    [(None, "get"), (0, "query")],  # a small archive's stored vectors; the index of a bigger one
+)
+def test_a_vector_search_failing_after_the_health_check_marks_the_pack_degraded(
+    home, embedder, monkeypatch, exact_max, call
+):
+    from core.recall import archive_search
     from core.recall.pack import build_pack
 
+    if exact_max is not None:
+        monkeypatch.setattr(archive_search, "EXACT_MAX", exact_max)
     settings = load_settings()
     index = _BreakableIndex(settings.chroma_dir)
     services = Services(settings, embedder=embedder, vectors=index)
@@ -264,7 +273,7 @@ def test_a_vector_search_failing_after_the_health_check_marks_the_pack_degraded(
     pack = build_pack(services, LEXICAL_QUESTION).to_json()
 
     assert pack["degraded"] is True
-    assert "archive: query" in pack["degraded_reason"]
+    assert f"archive: {call}" in pack["degraded_reason"]
     assert "Error loading hnsw index" in pack["degraded_reason"]
     assert any("Lyon" in text for text in _archive_texts(pack))  # full text still answers
     assert services.vectorspace.health().recall_problem()  # the next request knows at once
