@@ -51,7 +51,7 @@ def first_rowid_since(conn: Connection, since: str) -> int | None:
     with _LOCK:  # one reader reads them all; the others wait and use the same
         starts = _KEPT.get(conn.engine)
         if starts is None or now - starts.top > REFRESH or not _still_there(conn, starts):
-            starts = _KEPT[conn.engine] = _read(conn)
+            starts = _KEPT[conn.engine] = _read(conn, now)
     at = int(np.searchsorted(starts.moments, since.encode(), side="left"))
     if at < len(starts.moments):
         return int(starts.firsts[at])
@@ -66,14 +66,14 @@ def _still_there(conn: Connection, starts: _Starts) -> bool:
     return found == starts.top_id
 
 
-def _read(conn: Connection) -> _Starts:
+def _read(conn: Connection, top: int) -> _Starts:
+    """Every message's date and rowid (`top`: the newest rowid, in this same transaction)."""
     raw = conn.connection.driver_connection  # the same transaction, without a row object each
     rows = raw.execute(
         "SELECT sent_at, rowid FROM captures INDEXED BY ix_captures_sent ORDER BY sent_at"
     ).fetchall()
     moments = np.array([str(r[0]).encode() for r in rows], dtype=bytes)
     rowids = np.array([r[1] for r in rows], dtype=np.int64)
-    firsts = np.minimum.accumulate(rowids[::-1])[::-1] if len(rowids) else rowids
-    top = int(rowids.max()) if len(rowids) else 0
+    firsts = np.minimum.accumulate(rowids[::-1])[::-1]
     top_id = conn.exec_driver_sql("SELECT id FROM captures WHERE rowid = ?", (top,)).scalar()
     return _Starts(moments, firsts, top, str(top_id))
