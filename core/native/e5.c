@@ -253,7 +253,7 @@ static void unpack_free(packed_t *P) { free(P->w); free(P->d); P->w = NULL; P->d
 
 #if defined(__AVX2__)
 /* ---- Elora: AVX2 kernel on the same packed weights -------------------------
- * The VNNI layout read 32 bytes at a time: per block, one maddubs + madd gives 8 int32
+ * The VNNI path's layout, read 32 bytes at a time: per block, one maddubs + madd gives 8 int32
  * lanes whose sum is the block's dot product; each lane is seeded with minus the
  * activation block's sum so the lanes together subtract 8 * sum (the nibble offset), and
  * one multiply and one FMA apply the two scales. No weight is expanded per call (upstream's
