@@ -57,7 +57,7 @@ async def test_a_forget_is_undone_from_the_bots_memory_and_says_nothing_is_on_di
     done = await bot.press(prompt, updates.buttons(prompt)[0][1])
     assert done["text"] == FR["forgotten_undo"].format(id=entry.memory_id, n=30)
     assert services.memory.get(entry.memory_id) is None
-    assert "4711" not in str(rows(services, "SELECT * FROM undo_actions"))
+    assert "casier est 4711" not in str(rows(services, "SELECT * FROM undo_actions"))
 
     undone = await bot.press(prompt, undo_button(done))
 

@@ -15,6 +15,8 @@ from core.services import Services
 from tests.core.memory.helpers import FixedClock
 
 OPERATOR, GUEST, LEA = "111", "222", "333"
+# Letters and a dash: no capture id, score or date in a pack can spell it by chance.
+SECRET = "4242-OSLO"
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def shared(home, embedder, monkeypatch):
 
     svc.archive.store_batch(
         [
-            say("900", OPERATOR, "Camille", "1", "Le code de mon coffre à la banque est 4242"),
+            say("900", OPERATOR, "Camille", "1", f"Le code de mon coffre à la banque est {SECRET}"),
             say("901", GUEST, "Hugo", "1", "Le code de mon casier au bureau est 1357"),
             say("903", GUEST, "Hugo", "1", "Le code du local vélo de l'immeuble est 8080"),
             say("903", LEA, "Léa", "2", "Merci, je le note pour le local vélo"),
@@ -53,7 +55,7 @@ def test_a_guest_recalls_only_the_chats_they_take_part_in(shared):
     pack = build_pack(shared, "C'est quoi le code de mon coffre ?", user_id=GUEST, chat_id="901")
 
     assert "900" not in _chats(pack)  # the operator's private chat never reaches the guest
-    assert "4242" not in json.dumps(pack.to_json(), ensure_ascii=False)
+    assert SECRET not in json.dumps(pack.to_json(), ensure_ascii=False)
 
 
 def test_a_neighbour_from_another_chat_never_rides_along(shared):
@@ -62,14 +64,14 @@ def test_a_neighbour_from_another_chat_never_rides_along(shared):
     rowid = {r[1]: r[0] for r in shared.db.rows("SELECT rowid, text FROM captures")}
     shared.db.execute(
         "UPDATE turn_keys SET context_rowid = ? WHERE capture_rowid = ?",
-        (rowid["Le code de mon coffre à la banque est 4242"],
+        (rowid[f"Le code de mon coffre à la banque est {SECRET}"],
          rowid["Merci, je le note pour le local vélo"]),
     )  # fmt: skip
 
     pack = build_pack(shared, "Qui note le code du local vélo ?", user_id=GUEST, chat_id="901")
 
     assert "903" in _chats(pack)
-    assert "4242" not in json.dumps(pack.to_json(), ensure_ascii=False)
+    assert SECRET not in json.dumps(pack.to_json(), ensure_ascii=False)
 
 
 def test_a_guest_recalls_a_chat_they_take_part_in(shared):
@@ -172,4 +174,4 @@ def test_a_chat_newer_than_an_unscoped_search_stays_out(shared):
     found = [item for item, _ in evidence.items("L2", 0.0)]
 
     assert found  # the guest's own chats are searched
-    assert "9911" not in json.dumps(found, ensure_ascii=False, default=str)
+    assert "garage est 9911" not in json.dumps(found, ensure_ascii=False, default=str)
