@@ -34,6 +34,7 @@ from core.learning.consent import (
 from core.learning.contradictions import RELATED, classify_relation
 from core.learning.heuristics import heuristic_candidates
 from core.offload import run_blocking
+from core.recall.classifier import is_chitchat
 from core.storage.models import Proposal
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class LearningReport:
     withdrawn: int = 0  # open proposals withdrawn by a bare "don't remember this"
     rule: str | None = None
     failure: str | None = None
+    skipped: str | None = None  # why no extraction ran (the exchange had nothing to learn)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data."""
@@ -97,6 +99,11 @@ class Learner:
             report.suppressed = True
             if capture_id and is_bare_instruction(text):
                 report.withdrawn = withhold_previous(self.services, capture_id)
+            return report
+        if report.extractor == "model" and is_chitchat(text):
+            # "merci !", "ok", "salut": nothing to learn, so no LITE call (the reply to a
+            # greeting says nothing about anyone either).
+            report.skipped = "greeting or acknowledgement"
             return report
         messages = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
         if reply:

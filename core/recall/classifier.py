@@ -165,6 +165,11 @@ _AGGREGATE = re.compile(
 )
 
 
+def is_chitchat(text: str) -> bool:
+    """Whether the whole message is a greeting or an acknowledgement ("merci !", "ok", "salut")."""
+    return _CHITCHAT.match(fold(text.strip()).replace("’", "'")) is not None
+
+
 def asks_aggregate(folded: str) -> bool:
     """Whether a (folded) question gathers several statements (a list, a count, a comparison)."""
     return bool(_AGGREGATE.search(folded))

@@ -202,6 +202,22 @@ async def test_small_talk_and_questions_yield_no_candidates_without_a_model(serv
     assert proposals(services) == []
 
 
+async def test_a_greeting_or_thanks_costs_no_extraction_call(model_services, lite):
+    lite.enqueue("fake-lite", "Avec plaisir !", "Bonne soirée !", "Noted.", extraction())
+
+    thanks = await ask(model_services, "Merci beaucoup !")
+    night = await ask(model_services, "Bonne nuit")
+    fact = await ask(model_services, VEGETARIAN)
+
+    for reply in (thanks, night):
+        assert reply.learning["skipped"] == "greeting or acknowledgement"
+        assert reply.learning["extractor"] == "model"
+    assert fact.learning["skipped"] is None
+    prompts = [r["messages"][-1]["content"] for r in lite.requests_for("fake-lite")]
+    assert len(prompts) == 4  # three answers and one extraction
+    assert sum("worth remembering" in p for p in prompts) == 1
+
+
 async def test_the_extractor_can_be_switched_off(home, embedder, clock, monkeypatch):
     from core.config import load_settings
     from core.services import Services
