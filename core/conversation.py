@@ -7,6 +7,7 @@ summary stays in the window, so nothing is silently dropped.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +102,7 @@ class ConversationWindow:
     async def compact(self, context_tokens: int, share: float, model=None) -> bool:
         """Distil the older half into session memory when the window passes `share` of context.
 
-        Its database and embedding work runs off the event loop (the model call stays on it).
+        Its database and embedding work runs off the event loop, beside the model call.
         """
         from core.offload import run_blocking
 
@@ -112,8 +113,12 @@ class ConversationWindow:
         older, newer = turns[:half], turns[half:]
         source = f"conversation:{self.chat_id}"
         raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
-        await run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw)
-        digest = await self._distil(older, model)
+        # The older turns are chunked and embedded into session memory while the model distils
+        # them (the two are independent): a long window's embedding hides behind the call.
+        _, digest = await asyncio.gather(
+            run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw),
+            self._distil(older, model),
+        )
         await run_blocking(self._keep, newer, digest)
         log.info("window %s: %d turns distilled into session memory", self.id, len(older))
         return True

@@ -1,5 +1,8 @@
 """The conversation window: it survives a restart, and when it grows it is distilled, not cut."""
 
+import asyncio
+import threading
+
 from core.config import load_settings
 from core.services import Services
 from tests.core.routing.support import ask, system_of
@@ -115,3 +118,36 @@ async def test_distillation_without_a_model_answer_keeps_a_plain_note(make_servi
     summary = services.window("cli", "c1", "operator").summary()
     assert summary == "3 earlier turns (2025-03-14 to 2025-03-14) are in session memory."
     assert f"> {summary}" in system_of(llm.requests_for("fake-lite")[-1])
+
+
+async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_services, llm):
+    services = make_services(MODEL_CONTEXT_TOKENS="1024")
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.", "A lemon tart.")
+    for note in (OSLO, KITCHEN, BOOK_CLUB):
+        await ask(services, note)
+    arrived, saved = threading.Event(), threading.Event()
+    # The distiller's answer waits for session memory, and session memory for the distiller's
+    # request: done one after the other, the first wait would time out.
+    llm.answer_when("Summarise the conversation turns below", SUMMARY, hold=saved, arrived=arrived)
+    save, overlapped = services.session_memory.save, []
+
+    def save_once_the_model_is_asked(*args):
+        overlapped.append(arrived.wait(30))
+        try:
+            return save(*args)
+        finally:
+            saved.set()
+
+    services.session_memory.save = save_once_the_model_is_asked
+
+    reply = await asyncio.wait_for(
+        ask(services, "What did I promise to bake for the book club?"), 120
+    )
+
+    assert overlapped == [True]
+    assert reply.text == "A lemon tart."
+    assert services.window("cli", "c1", "operator").summary() == SUMMARY
+    hits = services.session_memory.search(
+        "operator", "c1", "conversation:c1", "When does the Oslo flight leave Lyon?"
+    )
+    assert any("7:40" in h.text for h in hits)
