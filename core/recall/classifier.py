@@ -165,9 +165,14 @@ _AGGREGATE = re.compile(
 )
 
 
+def _folded(text: str) -> str:
+    """A message as the cue patterns read it: folded, with typographic apostrophes plain."""
+    return fold(text.strip()).replace("’", "'")
+
+
 def is_chitchat(text: str) -> bool:
     """Whether the whole message is a greeting or an acknowledgement ("merci !", "ok", "salut")."""
-    return _CHITCHAT.match(fold(text.strip()).replace("’", "'")) is not None
+    return _CHITCHAT.match(_folded(text)) is not None
 
 
 def asks_aggregate(folded: str) -> bool:
@@ -190,7 +195,7 @@ _TIER_OF = {"low": "LITE", "medium": "FLASH", "high": "PRO"}
 def classify(text: str, now: datetime, *, has_document: bool = False) -> Classification:
     """Heuristic classification in French and English; `confidence` says how sure it is."""
     raw = text.strip()
-    q = fold(raw).replace("’", "'")
+    q = _folded(raw)
     reasons: list[str] = []
     window = parse_period(raw, now)
     words = len(q.split())
