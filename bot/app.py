@@ -33,6 +33,7 @@ from bot.handlers import (
 )
 from bot.i18n import COMMANDS
 from bot.processor import OrderedPerChat
+from bot.remote import LendsWorkSlot
 from core import app as elora
 from core.app import workers
 from core.offload import run_blocking
@@ -94,6 +95,10 @@ async def _post_shutdown(app: Application) -> None:
     warm_up = app.bot_data.pop("warm_up", None)
     if warm_up is not None:
         await asyncio.gather(warm_up, return_exceptions=True)
+    try:  # exchanges kept to be learned with a next message that never came
+        await elora.flush_learning(services)
+    except Exception as exc:  # the exchanges stay archived; `elora learn` can read them again
+        log.warning("learning from the last messages failed at shutdown: %s", exc)
     # The last replies' chunks are embedded before the process goes (or stay pending).
     await run_blocking(elora.finish_indexing, services, SHUTDOWN_INDEXING)
     services.close()
@@ -115,6 +120,7 @@ def build_application(
         .post_shutdown(_post_shutdown)
     )
     shared = None
+    request = LendsWorkSlot(request)
     if workers.shares_updates(services):
         from bot.workers import AnswerJournal, SharedProcessor, SharedUpdates
 
@@ -130,8 +136,7 @@ def build_application(
     if settings.telegram_base_url:
         base = settings.telegram_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    if request is not None:
-        builder = builder.request(request)
+    builder = builder.request(request)
     if get_updates_request is not None:
         builder = builder.get_updates_request(get_updates_request)
     app = builder.build()

@@ -10,8 +10,9 @@ on chats in flight is taken after the update has its chat's turn.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Update
@@ -33,6 +34,25 @@ def _chat_key(update: object) -> int | None:
     return None
 
 
+def _plain_message(update: object) -> bool:
+    """A new text message that is not a command (what goes to the pipeline as it is)."""
+    message = update.message if isinstance(update, Update) else None
+    return message is not None and bool(message.text) and not message.text.startswith("/")
+
+
+# For the update being handled: whether its chat's next update, already received, is a plain
+# message (so learning may read this exchange together with it).
+_NEXT_IS_MESSAGE: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+    "elora_next_is_message", default=None
+)
+
+
+def next_is_message() -> Callable[[], bool] | None:
+    """Asks, when called, whether the chat of the update being handled has a plain message
+    waiting after it (None outside an ordered update)."""
+    return _NEXT_IS_MESSAGE.get()
+
+
 class OrderedPerChat(BaseUpdateProcessor):
     """A FIFO queue per chat, at most `max_chats` chats in flight and `work_slots` of them
     doing local work at once, and a record of handled update ids in the database."""
@@ -42,7 +62,8 @@ class OrderedPerChat(BaseUpdateProcessor):
         self.services = services
         self.max_chats = max_chats
         self.slots = WorkSlots(work_slots or max_chats)
-        self._turns: dict[Any, tuple[asyncio.Lock, list[int]]] = {}  # lock, waiting count
+        # Per chat: its turn, and its updates received and not finished (in arrival order).
+        self._turns: dict[Any, tuple[asyncio.Lock, list[object]]] = {}
         self._running: asyncio.Semaphore | None = None
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -53,25 +74,37 @@ class OrderedPerChat(BaseUpdateProcessor):
     async def shutdown(self) -> None:
         """Nothing to release."""
 
-    def _turn(self, key: Any) -> tuple[asyncio.Lock, list[int]]:
+    def _turn(self, key: Any, update: object) -> tuple[asyncio.Lock, list[object]]:
         turn = self._turns.get(key)
         if turn is None:
-            turn = self._turns[key] = (asyncio.Lock(), [0])
-        turn[1][0] += 1
+            turn = self._turns[key] = (asyncio.Lock(), [])
+        turn[1].append(update)
         return turn
 
-    def _leave(self, key: Any) -> None:
+    def _leave(self, key: Any, update: object) -> bool:
+        """Forget a finished update; whether its chat has nothing left (its queue goes)."""
         _, waiting = self._turns[key]
-        waiting[0] -= 1
-        if not waiting[0]:  # no update of this chat left: forget its queue
+        waiting.remove(update)
+        if not waiting:
             del self._turns[key]
+            return True
+        return False
+
+    def _next_is_message(self, key: Any, update: object) -> bool:
+        turn = self._turns.get(key)
+        if turn is None or update not in turn[1]:
+            return False
+        waiting = turn[1]
+        after = waiting.index(update) + 1
+        return after < len(waiting) and _plain_message(waiting[after])
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers in its chat's turn, within the in-flight bound, once."""
         if self._running is None:
             self._running = asyncio.Semaphore(self.max_chats)
         key = _chat_key(update)
-        lock, _ = self._turn(key)
+        lock, _ = self._turn(key, update)
+        token = _NEXT_IS_MESSAGE.set(lambda: self._next_is_message(key, update))
         try:
             async with lock, self._running:
                 self.in_flight += 1
@@ -82,7 +115,17 @@ class OrderedPerChat(BaseUpdateProcessor):
                 finally:
                     self.in_flight -= 1
         finally:
-            self._leave(key)
+            _NEXT_IS_MESSAGE.reset(token)
+            if self._leave(key, update) and key is not None:
+                await self._learn_what_waited(key)
+
+    async def _learn_what_waited(self, key: Any) -> None:
+        """The chat's burst is over: learn from the exchanges kept for its next message (one
+        that was then skipped, or failed before learning, leaves some behind)."""
+        try:
+            await elora.flush_learning(self.services, "telegram", str(key))
+        except Exception as exc:  # learning never costs a reply; the exchanges stay archived
+            log.warning("learning from chat %s's last messages failed: %s", key, exc)
 
     async def _once(self, update: object, coroutine: Awaitable[Any]) -> None:
         update_id = update.update_id if isinstance(update, Update) else None

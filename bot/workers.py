@@ -27,8 +27,9 @@ import threading
 
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
-from telegram.request import BaseRequest, HTTPXRequest
+from telegram.request import BaseRequest
 
+from bot.remote import PassThrough
 from core.app.workers import Leadership, Listener, UpdateQueue
 from core.errors import StorageUnavailable
 from core.offload import WorkSlots
@@ -194,26 +195,13 @@ class LeaseRenewer:
                 log.warning("could not renew update leases: %s", exc)
 
 
-class AnswerJournal(BaseRequest):
+class AnswerJournal(PassThrough):
     """The bot's HTTP requests, passed through; a successful answer to a user (a sent or
     edited message) is recorded on the update being handled."""
 
     def __init__(self, queue: UpdateQueue, inner: BaseRequest | None = None):
+        super().__init__(inner)
         self.queue = queue
-        self.inner = inner or HTTPXRequest(connection_pool_size=256)
-
-    @property
-    def read_timeout(self) -> float | None:
-        """The wrapped request's read timeout."""
-        return self.inner.read_timeout
-
-    async def initialize(self) -> None:
-        """Initialise the wrapped request."""
-        await self.inner.initialize()
-
-    async def shutdown(self) -> None:
-        """Shut the wrapped request down."""
-        await self.inner.shutdown()
 
     async def do_request(self, url: str, method: str, request_data=None, **timeouts):
         """Send; when it answered a user, record it for the update being handled."""

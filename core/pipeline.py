@@ -66,6 +66,9 @@ class Request:
     sent_at: datetime | None = None
     private: bool = False
     extra_context: str | None = None  # e.g. a document register prepared by the surface
+    # Whether the surface already holds this chat's next message (asked when learning: a
+    # burst's exchanges then share one extraction call).
+    more_waiting: Callable[[], bool] | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
@@ -364,6 +367,8 @@ class Assistant:
             report = await self.learner.after_exchange(
                 request.text, capture_id, answer, private=request.private, speaker=request.sender,
                 operator=self.settings.is_operator(request.user_id),
+                chat=f"{request.surface}:{request.chat_id}",
+                defer=request.more_waiting is not None and request.more_waiting(),
             )  # fmt: skip
         except EloraError as exc:
             log.warning("learning failed for this exchange: %s", exc)

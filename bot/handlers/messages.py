@@ -6,6 +6,7 @@ from telegram import Update
 
 from bot.context import EloraContext
 from bot.handlers.replies import send_answer, typing
+from bot.processor import next_is_message
 from core import app as elora
 from core.offload import run_blocking
 
@@ -26,6 +27,7 @@ async def request_from(update: Update, context: EloraContext, text: str, **extra
         sent_at=message.date,
         private=private,
         provenance={"chat_type": chat.type, "telegram_user": user.id},
+        more_waiting=next_is_message(),
         **extra,
     )
 

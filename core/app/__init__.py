@@ -37,6 +37,7 @@ _EXPORTS = {
     "drain": "core.app.chat",
     "feedback": "core.app.chat",
     "feedback_on_reply": "core.app.chat",
+    "flush_learning": "core.app.chat",
     "fresh_chat_id": "core.app.chat",
     "is_private": "core.app.chat",
     "mark_handled": "core.app.chat",

@@ -23,6 +23,15 @@ async def drain(services: Services) -> None:
     await services.assistant.drain()
 
 
+async def flush_learning(
+    services: Services, surface: str | None = None, chat_id: str | None = None
+):
+    """Learn now from the exchanges kept for a chat's next message (every chat's when no chat
+    is named): its burst is over, or the surface is stopping."""
+    chat = f"{surface}:{chat_id}" if surface is not None else None
+    return await services.learner.flush(chat)
+
+
 def new_conversation(services: Services, surface: str, chat_id: str, user_id: str) -> None:
     """Start over in a chat: its window and this user's session memory are cleared."""
     services.window(surface, chat_id, user_id).reset()

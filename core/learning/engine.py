@@ -57,10 +57,30 @@ class LearningReport:
     rule: str | None = None
     failure: str | None = None
     skipped: str | None = None  # why no extraction ran (the exchange had nothing to learn)
+    batched: int = 0  # exchanges read by this report's extraction call (a chat's burst)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data."""
         return dict(self.__dict__)
+
+
+# Exchanges of one chat read by one extraction call at most (a burst of messages).
+BATCH = 4
+
+
+@dataclass
+class Carried:
+    """A chat's exchanges waiting to be read together, and what was filed from them already."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    filed: set[str] = field(default_factory=set)  # lowercased texts filed at once
+    exchanges: int = 0
+
+    def add(self, messages: list[dict[str, Any]], filed: set[str]) -> None:
+        """One more exchange."""
+        self.messages.extend(messages)
+        self.filed |= filed
+        self.exchanges += 1
 
 
 class Learner:
@@ -69,6 +89,7 @@ class Learner:
     def __init__(self, services: Services):
         self.services = services
         self.settings = services.settings
+        self._carry: dict[str, Carried] = {}  # chat -> exchanges waiting for one extraction
 
     def extractor(self) -> str:
         """model, heuristic or off (auto picks model when one is configured)."""
@@ -81,13 +102,21 @@ class Learner:
 
     async def after_exchange(
         self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False,
-        speaker: str | None = None, operator: bool = True,
+        speaker: str | None = None, operator: bool = True, chat: str | None = None,
+        defer: bool = False,
     ) -> LearningReport:  # fmt: skip
         """Learn from one message (and the reply it got); what someone other than the operator
-        says is learned as being about them, by name."""
+        says is learned as being about them, by name.
+
+        With `defer` (the surface already holds `chat`'s next message), the model's extraction
+        waits to read this exchange together with the next ones: one LITE call for a burst
+        (at most BATCH exchanges) instead of one each. What the operator asked to remember is
+        filed at once all the same, and consent is read per message, as always."""
         report = LearningReport(extractor=self.extractor())
+        carried = self._carry.pop(chat, None) if chat is not None else None
         if private or report.extractor == "off":
             report.extractor = "off" if not private else "private"
+            await self._flush(carried, report)
             return report
         consent = read_consent(text)
         if consent.never_store and operator:
@@ -95,38 +124,66 @@ class Learner:
                 add_never_store_rule, self.services, consent.never_store, capture_id
             )
             report.rule = rule.memory_id
+        own: list[dict[str, Any]] = []
         if consent.suppress_turn:
             report.suppressed = True
             if capture_id and is_bare_instruction(text):
                 report.withdrawn = withhold_previous(self.services, capture_id)
-            return report
-        if report.extractor == "model" and is_chitchat(text):
+        elif report.extractor == "model" and is_chitchat(text):
             # "merci !", "ok", "salut": nothing to learn, so no LITE call (the reply to a
             # greeting says nothing about anyone either).
             report.skipped = "greeting or acknowledgement"
+        else:
+            own = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
+            if reply:
+                own.append(message(None, "assistant", reply))
+        if report.extractor != "model" or not (own or carried):
+            await self._file(explicit_candidates(own), report)
+            await self._flush(carried, report)
             return report
-        messages = [message(capture_id, "user", text, speaker=speaker, operator=operator)]
-        if reply:
-            messages.append(message(None, "assistant", reply))
-        candidates = await self._extract(messages, report)
-        await self._file(candidates, report)
+        batch = carried or Carried()
+        if own:
+            filed = [c for c in explicit_candidates(own) if c.authority == "operator"]
+            await self._file(filed, report)
+            batch.add(own, {c.text.lower() for c in filed})
+        if defer and chat is not None and batch.exchanges < BATCH:
+            self._carry[chat] = batch
+            report.skipped = report.skipped or "batched: learned with the chat's next message"
+            return report
+        await self._flush(batch, report)
         return report
 
+    async def flush(self, chat: str | None = None) -> LearningReport:
+        """Extract what was kept for `chat` (every chat when None): its next message will not
+        come soon, or the process is stopping."""
+        report = LearningReport(extractor=self.extractor())
+        for key in [chat] if chat is not None else list(self._carry):
+            await self._flush(self._carry.pop(key, None), report)
+        return report
+
+    async def _flush(self, batch: Carried | None, report: LearningReport) -> None:
+        """One extraction call over a batch of exchanges, minus the messages withheld since."""
+        if batch is None or not batch.messages:
+            return
+        messages = await run_blocking(_still_learnable, self.services, batch.messages)
+        if not any(m["role"] == "user" for m in messages):
+            return
+        report.batched = batch.exchanges
+        found = await self._extract(messages, report, explicit=False)
+        await self._file([c for c in found if c.text.lower() not in batch.filed], report)
+
     async def _extract(
-        self, messages: list[dict[str, Any]], report: LearningReport
+        self, messages: list[dict[str, Any]], report: LearningReport, explicit: bool = True
     ) -> list[Candidate]:
-        """Candidates from the model (validated) or the heuristics; explicit ones always."""
-        explicit = [
-            c
-            for m in messages
-            if m["role"] == "user"
-            for c in heuristic_candidates(m["text"], m["capture_id"], contact_name(m))
-        ]
+        """Candidates from the model (validated) or the heuristics; explicit ones always
+        (unless `explicit` is False: they were filed already)."""
+        found_explicit = explicit_candidates(messages) if explicit else []
         if report.extractor != "model":
-            return explicit
+            return found_explicit
         from core.prompts import render
 
         prompt = render("extraction", messages=messages, today=self.services.clock.now().date())
+        operator = [c for c in found_explicit if c.authority == "operator"]
         try:
             raw = await self.services.llm.complete_text(
                 "LITE", [{"role": "user", "content": prompt}]
@@ -135,8 +192,7 @@ class Learner:
         except (EloraError, ValueError, ValidationError) as exc:
             report.failure = f"extraction failed: {str(exc)[:300]}"
             log.warning("candidate extraction failed: %s", exc)
-            return [c for c in explicit if c.authority == "operator"]
-        operator = [c for c in explicit if c.authority == "operator"]
+            return operator
         texts = {c.text.lower() for c in operator}
         return operator + [c for c in found if c.text.lower() not in texts]
 
@@ -249,6 +305,30 @@ def contact_name(m: dict[str, Any]) -> str | None:
     if m["role"] != "user" or m.get("operator") is True:
         return None
     return m.get("speaker")
+
+
+def explicit_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
+    """What the heuristics find in the user messages ("remember that…" is operator authority)."""
+    return [
+        c
+        for m in messages
+        if m["role"] == "user"
+        for c in heuristic_candidates(m["text"], m["capture_id"], contact_name(m))
+    ]
+
+
+def _still_learnable(services: Services, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages of a batch, without those withheld or forgotten since they were kept (and
+    the replies they got)."""
+    ids = [m["capture_id"] for m in messages if m["capture_id"]]
+    withheld = {i for i, _, flag in services.archive.captures.consent_flags(ids) if flag}
+    kept, dropping = [], False
+    for m in messages:
+        if m["role"] == "user":
+            dropping = m["capture_id"] in withheld
+        if not dropping:
+            kept.append(m)
+    return kept
 
 
 def attribute(candidates: list[Candidate], messages: list[dict[str, Any]]) -> list[Candidate]:

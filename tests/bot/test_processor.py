@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from telegram import Bot, Update
 
-from bot.processor import OrderedPerChat
+from bot.processor import OrderedPerChat, next_is_message
 from tests.bot import updates
 from tests.bot.support import TOKEN
 
@@ -107,3 +107,49 @@ async def test_an_update_seen_before_is_not_handled_again_even_after_a_restart(
     assert again.cr_frame is None  # closed, never left un-awaited
     assert services.chats.already_handled("telegram", 7)
     assert not services.chats.already_handled("telegram", 8)
+
+
+async def test_a_handler_knows_whether_its_chat_has_a_plain_message_waiting(processor, bot_object):
+    seen: dict[str, bool] = {}
+    gate, started = asyncio.Event(), asyncio.Event()
+
+    async def handler(name: str, wait: bool = False) -> None:
+        if wait:
+            started.set()
+            await gate.wait()
+        seen[name] = next_is_message()()  # asked late, as learning asks it
+
+    first = update(bot_object, 21, updates.message("un"))
+    run = asyncio.create_task(processor.process_update(first, handler("un", wait=True)))
+    await asyncio.wait_for(started.wait(), 10)
+    runs = [
+        run,
+        asyncio.create_task(
+            processor.process_update(
+                update(bot_object, 22, updates.message("deux")), handler("deux")
+            )
+        ),
+        asyncio.create_task(
+            processor.process_update(
+                update(bot_object, 23, updates.message("/forget wifi")), handler("forget")
+            )
+        ),
+        asyncio.create_task(
+            processor.process_update(
+                update(bot_object, 24, updates.message("trois")), handler("trois")
+            )
+        ),
+        asyncio.create_task(
+            processor.process_update(
+                update(bot_object, 25, updates.message("autre chat", LEA)), handler("lea")
+            )
+        ),
+    ]
+    await asyncio.wait_for(asyncio.gather(*runs[4:]), 10)  # Léa's chat is served meanwhile
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*runs), 10)
+
+    # "un" has "deux" behind it; "deux" has a command behind it (the command runs first:
+    # nothing said before a /forget may be learned after it); the last of a chat has nothing.
+    assert seen == {"un": True, "deux": False, "forget": True, "trois": False, "lea": False}
+    assert next_is_message() is None  # outside an update
