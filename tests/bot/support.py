@@ -36,15 +36,16 @@ def answers(llm: FakeLLMServer) -> list[dict[str, Any]]:
 class BotRunner:
     """Start/stop the real Application like run_polling does, and wait on what it sends."""
 
-    def __init__(self, telegram: FakeTelegram, services):
+    def __init__(self, telegram: FakeTelegram, services, request=None):
         self.telegram = telegram
         self.services = services
+        self.request = request  # the bot's HTTP request object (PTB's default when None)
         self.app = None
 
     async def start(self) -> BotRunner:
         from bot.app import build_application
 
-        self.app = build_application(self.services, scheduler=False)
+        self.app = build_application(self.services, request=self.request, scheduler=False)
         await self.app.initialize()
         await self.app.post_init(self.app)  # run_polling's order: initialize, post_init, start
         await self.app.start()

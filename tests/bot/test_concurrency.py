@@ -11,9 +11,11 @@ import sys
 import threading
 from collections import Counter
 
+import pytest
+
 from tests.bench.telegram_export import telegram_export
 from tests.bot import updates
-from tests.bot.support import answers, last_user_text, rows
+from tests.bot.support import BotRunner, answers, last_user_text, rows
 
 LEA = updates.user(updates.PARTNER_ID, "fr", "Léa")
 
@@ -85,3 +87,41 @@ async def test_bot_cli_writes_and_an_import_share_one_home_without_losing_or_spo
     imported_rows = rows(services, "SELECT count(*) FROM captures WHERE surface != 'telegram' "
                          "OR chat_id NOT IN ('42', ?)", str(updates.PARTNER_ID))  # fmt: skip
     assert imported_rows[0][0] == json.loads(imported.stdout)["stored"] > 2000
+
+
+@pytest.fixture
+async def patient_bot(bot_env, monkeypatch, telegram, make_services):
+    """The bot with one work slot (ELORA_WORK_SLOTS) and a long read timeout on its calls to
+    Telegram (a held reply stays in transit, it does not fail)."""
+    from telegram.request import HTTPXRequest
+
+    monkeypatch.setenv("ELORA_WORK_SLOTS", "1")
+    request = HTTPXRequest(connection_pool_size=8, read_timeout=120)
+    runner = await BotRunner(telegram, make_services(), request=request).start()
+    yield runner
+    await runner.stop()
+
+
+async def test_a_reply_waiting_on_telegram_does_not_hold_the_work_slot(patient_bot, llm, telegram):
+    bot = patient_bot
+    release, held, other = threading.Event(), threading.Event(), threading.Event()
+
+    def send_message(params) -> None:
+        if int(params["chat_id"]) == 42:  # Telegram is slow to take Camille's reply
+            held.set()
+            release.wait(120)
+        else:
+            other.set()
+
+    telegram.on("sendMessage", send_message)
+    llm.responder = lambda body: f"Réponse à {last_user_text(body)}"
+    bot.push(updates.message("Question de Camille"))
+    assert await asyncio.to_thread(held.wait, 60)
+    bot.push(updates.message("Question de Léa", LEA))
+
+    try:  # Léa is answered with the only work slot while Camille's reply is in transit
+        assert await asyncio.to_thread(other.wait, 60)
+    finally:
+        release.set()
+    camille = await bot.replies(42, 1)
+    assert [m["text"] for m in camille] == ["Réponse à Question de Camille"]
