@@ -20,6 +20,7 @@ from core.errors import (
     SpendingCapReached,
     StorageUnavailable,
 )
+from core.ids import new_id
 from core.offload import run_blocking
 from core.prompts import render
 from core.recall.classifier import Classification, classify, classify_request
@@ -73,6 +74,15 @@ class Request:
 
 
 @dataclass
+class Unfinished:
+    """An answered request's learning and trace, still to come after the reply is sent."""
+
+    request: Request
+    calls: list[dict[str, Any]]  # its model calls so far (learning's are added)
+    elapsed: float  # seconds of pipeline work before the reply
+
+
+@dataclass
 class Reply:
     """The answer and everything a surface may want to show about it."""
 
@@ -88,6 +98,8 @@ class Reply:
     learning: dict[str, Any] = field(default_factory=dict)
     # Part of this exchange (message, answer or trace) waits in the spool for the database.
     spooled: bool = False
+    # What Assistant.after_reply has left to do (None once done, or for a replayed answer).
+    unfinished: Unfinished | None = field(default=None, repr=False, compare=False)
 
     def summary(self) -> dict[str, Any]:
         """Answer plus trace essentials as plain data (for `--json` and the cockpit)."""
@@ -148,7 +160,13 @@ class Assistant:
         self.traces = traces
 
     async def handle(self, request: Request) -> Reply:
-        """Process one message end to end; provider trouble becomes an honest short reply.
+        """Process one message end to end: `answer`, then `after_reply`."""
+        return await self.after_reply(await self.answer(request))
+
+    async def answer(self, request: Request) -> Reply:
+        """Capture, classify, recall, route and archive the answer: everything the reply needs.
+        Provider trouble becomes an honest short reply. The surface sends it, then calls
+        `after_reply` (learning and the trace, whose id the reply already carries).
 
         Blocking work (SQLite, Chroma) runs off the event loop (core/offload.py) so a surface
         keeps serving other chats; the new messages' vectors are computed after the reply, by
@@ -163,7 +181,8 @@ class Assistant:
                 earlier = None
             if earlier is not None:
                 return earlier
-        calls_token = CALLS.set([])
+        calls: list[dict[str, Any]] = []  # every model call of the exchange, for its trace
+        calls_token = CALLS.set(calls)
         chunk_ids: list[str] = []  # this exchange's chunks, embedded after the reply
         try:
             capture_id = None
@@ -186,16 +205,35 @@ class Assistant:
                 chunk_ids.extend(
                     await run_blocking(self._remember_turn, request, reply, reply.text)
                 )
-            reply.learning = await self._learn(request, capture_id, reply)
-            reply.trace_id = await run_blocking(
-                self._trace, request, reply, started, list(CALLS.get() or [])
-            )
         finally:
             CALLS.reset(calls_token)
         if chunk_ids:
             # Only this exchange's chunks: an older backlog (e.g. after an embedder change) is
             # the index-pending job's work and must not hold up drain() or forget.
             self.archive.indexer.submit(chunk_ids)
+        reply.trace_id = new_id()  # known to the surface before the trace is stored
+        reply.unfinished = Unfinished(request, calls, time.perf_counter() - started)
+        return reply
+
+    async def after_reply(self, reply: Reply) -> Reply:
+        """What comes once the answer is on its way (SPEC: after the reply): learn from the
+        exchange, then store its trace, under the id the reply carries. Once per reply; a
+        reply given before (a replay) has nothing left to do."""
+        pending, reply.unfinished = reply.unfinished, None
+        if pending is None:
+            return reply
+        resumed = time.perf_counter()
+        calls_token = CALLS.set(pending.calls)
+        try:
+            reply.learning = await self._learn(pending.request, reply.capture_id, reply)
+            # The trace's latency is the pipeline's work: without the time the surface took
+            # to send the answer in between.
+            started = resumed - pending.elapsed
+            reply.trace_id = await run_blocking(
+                self._trace, pending.request, reply, started, list(pending.calls)
+            )
+        finally:
+            CALLS.reset(calls_token)
         return reply
 
     def _earlier_answer(self, request: Request) -> Reply | None:
@@ -383,6 +421,7 @@ class Assistant:
         route = reply.route
         traces = self.traces
         trace = traces.build(
+            id=reply.trace_id,
             surface=request.surface,
             chat_id=request.chat_id,
             capture_id=reply.capture_id,

@@ -53,5 +53,8 @@ async def on_document(update: Update, context: EloraContext) -> None:
             return
         extra = {"extra_context": register.render()} if private else {}
         request = await request_from(update, context, caption, **extra)
-        reply = await elora.ask(services, request)
-    await send_answer(update, context, reply)
+        reply = await elora.answer(services, request)
+    try:
+        await send_answer(update, context, reply)
+    finally:
+        await elora.after_reply(services, reply)

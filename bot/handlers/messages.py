@@ -33,9 +33,13 @@ async def request_from(update: Update, context: EloraContext, text: str, **extra
 
 
 async def on_text(update: Update, context: EloraContext) -> None:
-    """Answer a message with memory, showing "typing…" meanwhile."""
+    """Answer a message with memory, showing "typing…" meanwhile; learn from it once the
+    answer is sent (the chat's next message still waits for that)."""
     message = update.effective_message
     async with typing(update, context):
         request = await request_from(update, context, message.text)
-        reply = await elora.ask(context.services, request)
-    await send_answer(update, context, reply)
+        reply = await elora.answer(context.services, request)
+    try:
+        await send_answer(update, context, reply)
+    finally:  # learning and the trace, once the answer is sent (or could not be)
+        await elora.after_reply(context.services, reply)

@@ -32,7 +32,9 @@ from core.app.undo import undo as undo
 # code and every store (about a second of a fresh process).
 _EXPORTS = {
     "add_document": "core.app.chat",
+    "after_reply": "core.app.chat",
     "already_handled": "core.app.chat",
+    "answer": "core.app.chat",
     "ask": "core.app.chat",
     "drain": "core.app.chat",
     "feedback": "core.app.chat",

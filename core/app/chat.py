@@ -18,6 +18,17 @@ async def ask(services: Services, request: Request) -> Reply:
     return await services.assistant.handle(request)
 
 
+async def answer(services: Services, request: Request) -> Reply:
+    """Answer one message (capture, recall, route); the surface sends the reply, then calls
+    `after_reply`."""
+    return await services.assistant.answer(request)
+
+
+async def after_reply(services: Services, reply: Reply) -> Reply:
+    """Learn from an answered exchange and store its trace, once its reply is on its way."""
+    return await services.assistant.after_reply(reply)
+
+
 async def drain(services: Services) -> None:
     """Wait for the work scheduled after replies (indexing the new messages)."""
     await services.assistant.drain()

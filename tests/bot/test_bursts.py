@@ -39,13 +39,48 @@ async def test_a_queued_burst_is_learned_a_few_exchanges_per_extraction_call(
         "the burst queued in the chat",
     )
     release.set()
-    await bot.replies(updates.OPERATOR_ID, len(notes))  # the last exchange learns before it
+    await bot.replies(updates.OPERATOR_ID, len(notes))
 
-    with llm.lock:
-        prompts = [r["messages"][-1]["content"] for r in llm.requests]
-    prompts = [p for p in prompts if MARK in p]
+    def prompts() -> list[str]:
+        with llm.lock:
+            texts = [r["messages"][-1]["content"] for r in llm.requests]
+        return [t for t in texts if MARK in t]
+
+    # The last exchange is learned after its reply is sent, with what still waited.
+    await bot.until(lambda: len(prompts()) >= 2, "the burst's second extraction call")
     # Every note read exactly once: the first BATCH together, then the rest when the burst ended.
-    assert [[n for n, note in enumerate(notes) if note in p] for p in prompts] == [
+    assert [[n for n, note in enumerate(notes) if note in p] for p in prompts()] == [
         list(range(BATCH)),
         list(range(BATCH, len(notes))),
     ]
+
+
+async def test_the_answer_is_sent_before_the_exchange_is_learned_and_traced(
+    model_extraction, bot, llm, telegram, services
+):
+    release, arrived = threading.Event(), threading.Event()
+    llm.answer_when(
+        MARK,
+        extraction({"text": "Camille prend le train de 8 h le lundi", "kind": "fact",
+                    "topics": ["transport"], "importance": 3, "confidence": 0.9,
+                    "temporality": "current", "messages": [1]}),
+        hold=release, arrived=arrived,
+    )  # fmt: skip
+    llm.default_text = "Bien noté."
+
+    bot.push(updates.message("Je prends le train de 8 h tous les lundis."))
+    try:  # the extraction call is held: the answer reaches the chat all the same
+        [sent] = await bot.replies(updates.OPERATOR_ID, 1)
+        assert await asyncio.to_thread(arrived.wait, 60)
+        assert services.proposals.count() == 0
+    finally:
+        release.set()
+    await bot.until(lambda: services.proposals.count() == 1, "the exchange learned")
+    trace_id = services.chats.trace_for("telegram", "42", str(sent["message_id"]))
+    await bot.until(lambda: services.traces.get(trace_id) is not None, "its trace stored")
+    trace = services.traces.get(trace_id)  # the id the reply was sent with
+    [proposal] = services.proposals.list(None, limit=10)
+    assert trace.learning["proposals"] == [proposal.id]
+    with llm.lock:
+        requests = len(llm.requests)
+    assert len(trace.models) == requests  # the extraction call after the reply included

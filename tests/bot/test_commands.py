@@ -143,7 +143,9 @@ async def test_proposals_come_with_buttons_approve_saves_and_reject_archives(
     assert (await bot.say("/proposals"))["text"] == FR["proposals_none"]
     await bot.say("Je préfère le thé vert au café.")
     await bot.say("Je déteste les réunions le lundi.")
-    assert services.proposals.count() == 2
+    # Learned once each answer is sent: a state to wait for (the chat's next update is
+    # handled after it all the same).
+    await bot.until(lambda: services.proposals.count() == 2, "both proposals filed")
 
     bot.push(updates.message("/proposals"))
     shown = (await bot.replies(42, 5))[-2:]
@@ -203,9 +205,14 @@ async def test_council_without_a_question_explains_its_usage(bot, llm):
 async def test_private_mode_keeps_nothing_until_it_is_turned_off(bot, llm, services):
     assert (await bot.say("/private on"))["text"] == FR["private_on"]
     before = scalar(services, "SELECT count(*) FROM captures")
+    traced = scalar(services, "SELECT count(*) FROM traces")
     llm.answer_when("allergie au pollen", "Noté pour cette session.")
 
     await bot.say("Mon secret médical : allergie au pollen de bouleau.")
+    # The exchange's trace is stored once the answer is sent: wait for it, then read it.
+    await bot.until(
+        lambda: scalar(services, "SELECT count(*) FROM traces") > traced, "the exchange's trace"
+    )
 
     assert scalar(services, "SELECT count(*) FROM captures") == before
     traces = " ".join(str(r) for r in rows(services, "SELECT * FROM traces"))

@@ -20,7 +20,7 @@ def undo_button(sent: dict) -> str:
 
 async def test_an_approval_from_the_proposals_list_can_be_undone(bot, llm, services):
     await bot.say("Je préfère le thé vert au café.")
-    assert services.proposals.count() == 1
+    await bot.until(lambda: services.proposals.count() == 1, "the proposal filed")
     bot.push(updates.message("/proposals"))
     shown = (await bot.replies(42, 2))[-1]
 

@@ -68,5 +68,6 @@ async def _loop(svc, chat_id: str) -> None:
             continue
         request = app.Request(surface="cli", chat_id=chat_id, text=text, user_id="operator",
                           sender="operator")  # fmt: skip
-        last = await app.ask(svc, request)
-        print(f"elora> {last.text}")
+        last = await app.answer(svc, request)
+        print(f"elora> {last.text}", flush=True)
+        await app.after_reply(svc, last)  # learning and the trace, once the answer is shown

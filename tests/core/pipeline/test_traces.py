@@ -74,3 +74,23 @@ async def test_the_api_key_never_reaches_a_trace(make_services, llm):
     assert SECRET not in stored
     assert "7f3a9c1e55" not in stored  # nor its body, once the question was split into terms
     assert "[redacted]" in stored  # the key was there to be removed
+
+
+async def test_a_surface_sends_the_answer_first_and_the_trace_keeps_the_id_it_was_given(
+    services, llm
+):
+    from core import app
+    from core.pipeline import Request
+
+    llm.default_text = "Le marché est le samedi."
+    request = Request(surface="cli", chat_id="c1", text="C'est quand le marché ?", user_id="op")
+
+    reply = await app.answer(services, request)
+
+    assert reply.text == "Le marché est le samedi." and reply.trace_id
+    assert services.traces.get(reply.trace_id) is None  # learning and the trace come after
+    await app.after_reply(services, reply)
+    await app.after_reply(services, reply)  # once only
+    trace = services.traces.get(reply.trace_id)
+    assert trace.capture_id == reply.capture_id and reply.learning == trace.learning
+    assert len(services.db.rows("SELECT id FROM traces")) == 1
