@@ -115,10 +115,21 @@ class ConversationWindow:
         raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
         # The older turns are chunked and embedded into session memory while the model distils
         # them (the two are independent): a long window's embedding hides behind the call.
-        _, digest = await asyncio.gather(
-            run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw),
-            self._distil(older, model),
+        saving = asyncio.ensure_future(
+            run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw)
         )
+        distilling = asyncio.ensure_future(self._distil(older, model))
+        try:
+            _, digest = await asyncio.gather(saving, distilling)
+        except BaseException as exc:  # the other one is not left running unobserved
+            distilling.cancel()
+            await asyncio.gather(saving, distilling, return_exceptions=True)
+            if not isinstance(exc, EloraError):
+                raise
+            # Session memory could not take the older turns: the window stays whole (they are
+            # still in the archive) and the answer goes on; the next message tries again.
+            log.warning("window %s not compacted: %s", self.id, exc)
+            return False
         await run_blocking(self._keep, newer, digest)
         log.info("window %s: %d turns distilled into session memory", self.id, len(older))
         return True

@@ -151,3 +151,27 @@ async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_se
         "operator", "c1", "conversation:c1", "When does the Oslo flight leave Lyon?"
     )
     assert any("7:40" in h.text for h in hits)
+
+
+async def test_a_window_session_memory_cannot_take_stays_whole_and_the_answer_goes_on(
+    make_services, llm
+):
+    from core.errors import StorageUnavailable
+
+    services = make_services(MODEL_CONTEXT_TOKENS="1024")
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.", "A lemon tart.")
+    llm.answer_when("Summarise the conversation turns below", SUMMARY)
+    for note in (OSLO, KITCHEN, BOOK_CLUB):
+        await ask(services, note)
+    window = services.window("cli", "c1", "operator")
+    before = window.turns()
+
+    def locked(*args):
+        raise StorageUnavailable("database is locked")
+
+    services.session_memory.save = locked
+    reply = await ask(services, "What did I promise to bake for the book club?")
+
+    assert reply.status == "answered" and reply.text == "A lemon tart."
+    assert window.summary() is None  # not compacted: nothing of the older turns is lost
+    assert window.turns()[: len(before)] == before
