@@ -405,7 +405,7 @@ class Assistant:
             report = await self.learner.after_exchange(
                 request.text, capture_id, answer, private=request.private, speaker=request.sender,
                 operator=self.settings.is_operator(request.user_id),
-                chat=f"{request.surface}:{request.chat_id}",
+                chat=(request.surface, request.chat_id),
                 defer=request.more_waiting is not None and request.more_waiting(),
             )  # fmt: skip
         except EloraError as exc:

@@ -9,7 +9,7 @@ from telegram.constants import ParseMode
 
 from bot.context import EloraContext
 from bot.handlers.messages import request_from
-from bot.handlers.replies import send_answer, typing
+from bot.handlers.replies import send_then_learn, typing
 from core import app as elora
 from core.errors import InvalidInput
 from core.offload import run_blocking
@@ -54,7 +54,4 @@ async def on_document(update: Update, context: EloraContext) -> None:
         extra = {"extra_context": register.render()} if private else {}
         request = await request_from(update, context, caption, **extra)
         reply = await elora.answer(services, request)
-    try:
-        await send_answer(update, context, reply)
-    finally:
-        await elora.after_reply(services, reply)
+    await send_then_learn(update, context, reply)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 
 from bot.context import EloraContext
-from bot.handlers.replies import send_answer, typing
+from bot.handlers.replies import send_then_learn, typing
 from bot.processor import next_is_message
 from core import app as elora
 from core.offload import run_blocking
@@ -39,7 +39,4 @@ async def on_text(update: Update, context: EloraContext) -> None:
     async with typing(update, context):
         request = await request_from(update, context, message.text)
         reply = await elora.answer(context.services, request)
-    try:
-        await send_answer(update, context, reply)
-    finally:  # learning and the trace, once the answer is sent (or could not be)
-        await elora.after_reply(context.services, reply)
+    await send_then_learn(update, context, reply)

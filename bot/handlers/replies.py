@@ -128,6 +128,16 @@ async def send_answer(update: Update, context: EloraContext, reply: Reply) -> li
     return sent
 
 
+async def send_then_learn(update: Update, context: EloraContext, reply: Reply) -> None:
+    """Send the pipeline's answer, then learn from the exchange and store its trace (also when
+    sending failed): the chat's next update waits for both, the user does not."""
+    try:
+        await send_answer(update, context, reply)
+    finally:
+        await elora.after_reply(context.services, reply)
+
+
 __all__ = [
-    "feedback_keyboard", "send_answer", "send_html", "send_reply", "split_markdown", "typing",
+    "feedback_keyboard", "send_answer", "send_html", "send_reply", "send_then_learn",
+    "split_markdown", "typing",
 ]  # fmt: skip

@@ -39,8 +39,7 @@ async def flush_learning(
 ):
     """Learn now from the exchanges kept for a chat's next message (every chat's when no chat
     is named): its burst is over, or the surface is stopping."""
-    chat = f"{surface}:{chat_id}" if surface is not None else None
-    return await services.learner.flush(chat)
+    return await services.learner.flush((surface, chat_id) if surface is not None else None)
 
 
 def new_conversation(services: Services, surface: str, chat_id: str, user_id: str) -> None:

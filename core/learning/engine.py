@@ -66,6 +66,7 @@ class LearningReport:
 
 # Exchanges of one chat read by one extraction call at most (a burst of messages).
 BATCH = 4
+Chat = tuple[str, str]  # (surface, chat id)
 
 
 @dataclass
@@ -74,13 +75,16 @@ class Carried:
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     filed: set[str] = field(default_factory=set)  # lowercased texts filed at once
-    exchanges: int = 0
+
+    @property
+    def exchanges(self) -> int:
+        """How many exchanges (each begins with its user message)."""
+        return sum(m["role"] == "user" for m in self.messages)
 
     def add(self, messages: list[dict[str, Any]], filed: set[str]) -> None:
         """One more exchange."""
         self.messages.extend(messages)
         self.filed |= filed
-        self.exchanges += 1
 
 
 class Learner:
@@ -89,7 +93,7 @@ class Learner:
     def __init__(self, services: Services):
         self.services = services
         self.settings = services.settings
-        self._carry: dict[str, Carried] = {}  # chat -> exchanges waiting for one extraction
+        self._carry: dict[Chat, Carried] = {}  # exchanges waiting for one extraction
 
     def extractor(self) -> str:
         """model, heuristic or off (auto picks model when one is configured)."""
@@ -102,7 +106,7 @@ class Learner:
 
     async def after_exchange(
         self, text: str, capture_id: str | None, reply: str | None = None, private: bool = False,
-        speaker: str | None = None, operator: bool = True, chat: str | None = None,
+        speaker: str | None = None, operator: bool = True, chat: Chat | None = None,
         defer: bool = False,
     ) -> LearningReport:  # fmt: skip
         """Learn from one message (and the reply it got); what someone other than the operator
@@ -150,10 +154,11 @@ class Learner:
             self._carry[chat] = batch
             report.skipped = report.skipped or "batched: learned with the chat's next message"
             return report
-        await self._flush(batch, report)
+        # Only what was kept may have been withheld since: this exchange's consent was just read.
+        await self._flush(batch, report, recheck=carried is not None)
         return report
 
-    async def flush(self, chat: str | None = None) -> LearningReport:
+    async def flush(self, chat: Chat | None = None) -> LearningReport:
         """Extract what was kept for `chat` (every chat when None): its next message will not
         come soon, or the process is stopping."""
         report = LearningReport(extractor=self.extractor())
@@ -161,11 +166,16 @@ class Learner:
             await self._flush(self._carry.pop(key, None), report)
         return report
 
-    async def _flush(self, batch: Carried | None, report: LearningReport) -> None:
-        """One extraction call over a batch of exchanges, minus the messages withheld since."""
+    async def _flush(
+        self, batch: Carried | None, report: LearningReport, recheck: bool = True
+    ) -> None:
+        """One extraction call over a batch of exchanges, minus the messages withheld since
+        they were kept (`recheck`)."""
         if batch is None or not batch.messages:
             return
-        messages = await run_blocking(_still_learnable, self.services, batch.messages)
+        messages = batch.messages
+        if recheck:
+            messages = await run_blocking(_still_learnable, self.services, messages)
         if not any(m["role"] == "user" for m in messages):
             return
         report.batched = batch.exchanges
