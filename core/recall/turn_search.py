@@ -398,17 +398,19 @@ def turn_hits(
     match: str | None,
     *,
     after: datetime | None = None,
+    before: datetime | None = None,
     chats: Sequence[str] | None = None,
     limit: int = LEXICAL_FETCH,
 ) -> list[TurnHit]:
-    """These turns, and the `limit` best by BM25 for `match` sent after `after`, unscored."""
+    """These turns, and the `limit` best by BM25 for `match` sent after `after` (or before
+    `before`), unscored."""
     with services.db.session() as session:
         conn = session.connection()
         ids = set(rowids_of(conn, capture_ids).values())
         if match and after is not None and fulltext.dialect(conn) == "sqlite":
             ids |= set(later_by_words(conn, match.only("text"), after, chats, limit))
         elif match:
-            window = TimeWindow("after", after, None) if after else None
+            window = TimeWindow("between", after, before) if after or before else None
             ids |= set(_lexical(conn, match.only("text"), window, chats, limit))
         rows = _details(conn, sorted(ids)) if ids else []
     return [_hit(r) for r in rows]

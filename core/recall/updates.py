@@ -34,6 +34,7 @@ from core.recall.change_cues import (
     asked_kinds,
     change_cue_about,
     distinct,
+    distinct_values,
     has_change_cue,
     keeps_names,
     kinds,
@@ -84,6 +85,11 @@ STANDOUT = 3.0  # z-score among the anchor chat's later turns in the probe (_lat
 STANDOUT_PEERS = 8  # fewer same-chat turns than this: no spread to stand out from
 STANDOUT_WEIGHT = 0.5
 SAME_CHAT_FETCH = 5  # the anchor chat's nearest later turns, candidates whether they stand out
+# A successor is checked against the other statements it may update (_updates_another): the
+# surest CHECKED candidates, each against the EARLIER_FETCH earlier turns of its chat found by
+# its rarest words.
+CHECKED = 2
+EARLIER_FETCH = 10
 
 
 @dataclass
@@ -266,6 +272,11 @@ def _update_score(
     asked = language(question)
     answers = _relevance(services, new, qvec, asked), _relevance(services, old, qvec, asked)
     relevance = max(answers[0], closeness * answers[1])
+    # A change that names the old statement's value ("Thomas Girard takes over the team,
+    # Nadia is off to the Paris office" after "c'est Nadia notre manager") is about its fact,
+    # in whatever words (or language) it says the new one.
+    if cue and _hands_over(old, new, question):
+        relevance = max(relevance, answers[1])
     if relevance < RELEVANT:
         return None
     if cue:
@@ -290,6 +301,13 @@ def _update_score(
         return None
     score = relevance + closeness + WORDS_WEIGHT * shared + CUE_WEIGHT * cue
     return score + (SAME_CHAT if new.chat_id == old.chat_id else 0.0)
+
+
+def _hands_over(old: TurnHit, new: TurnHit, question: str) -> bool:
+    """Whether `new` names someone or something the old statement named, other than what the
+    question names (its subject, named in anything said about it)."""
+    subject = names(question)
+    return bool((names(old.text) - subject) & names(new.text))
 
 
 def _cue(old: TurnHit, new: TurnHit, question: str) -> bool:
@@ -366,7 +384,41 @@ def _successor(
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
-    return max(scored, key=lambda x: x[0])[1] if scored else None
+    # The surest first, unless it updates another statement of its chat more surely still.
+    scored.sort(key=lambda x: x[0], reverse=True)
+    for _, t in scored[:CHECKED]:
+        if not _updates_another(services, vocabulary, anchor, t):
+            return t
+    return None
+
+
+def _updates_another(services, vocabulary, anchor: TurnHit, new: TurnHit) -> bool:
+    """Whether `new` is rather the update of another earlier statement of its chat: one that
+    names more of the values `new` gives (names, numbers) than the anchor does, and is near it in
+    meaning. People name what they update: "J'ai eu Marc Lefort, c'est lui qui gère notre compte
+    chez Altura maintenant" updates "Chez Altura, notre contact c'est Julie Fabre", not "c'est
+    elle notre manager", however close "gère" is to a manager. The earlier statements are found
+    by `new`'s rarest words that other messages hold too."""
+    given = distinct_values(new)
+    words = vocabulary.rarest(new.text, DISTINCTIVE, COMMON_WORD, seen=2) if given else None
+    if words is None:
+        return False
+    earlier = turn_hits(
+        services, [], words, before=new.sent_at, chats=[new.chat_id], limit=EARLIER_FETCH
+    )
+    calibrate = services.embedder.calibrate
+    values = len(given & distinct_values(anchor))
+    typed = kinds(new.text) & kinds(anchor.text)  # an address replacing an address...
+    for old in earlier:
+        if old.rowid == anchor.rowid or old.vector is None or old.sent_at >= new.sent_at:
+            continue
+        if typed and not typed & kinds(old.text):  # ... updates no statement without one
+            continue
+        if len(given & distinct_values(old)) <= values:
+            continue
+        if calibrate(float(new.vector @ old.vector), "pair") >= CUE_CLOSE:
+            return True
+    return False
 
 
 def _later_turns(services, anchor: TurnHit, qvec, chats) -> tuple[list[str], dict[str, float]]:

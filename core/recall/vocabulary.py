@@ -93,12 +93,13 @@ class Vocabulary:
         self._lookup(wanted)
         return bm25(wanted, texts, {q: self.documents.get(q, 0) for q in wanted}, self.total)
 
-    def rarest(self, text: str, keep: int, common: float = 1.0) -> Match | None:
+    def rarest(self, text: str, keep: int, common: float = 1.0, seen: int = 1) -> Match | None:
         """An FTS5 expression of the `keep` rarest words of a text (its most distinctive ones),
         each with its forms (lexical.word_forms): searching every word of a message matches most
         of the archive. Words in more than a `common` share of the messages are left out but
         for the rarest word: they distinguish nothing, and each costs FTS5 a score for every
-        message holding it."""
+        message holding it; so are words in fewer than `seen` messages (2: an archived text's
+        words that some other message holds too)."""
         words = [word_forms(w) for w in terms(text)[:MAX_TERMS]]
         if not words:
             return None
@@ -107,7 +108,7 @@ class Vocabulary:
         def count(forms: list[Term]) -> int:
             return sum(self.documents.get(f, 0) for f in forms)
 
-        rare = sorted((forms for forms in words if count(forms)), key=count)[:keep]
+        rare = sorted((forms for forms in words if count(forms) >= max(seen, 1)), key=count)[:keep]
         rare = rare[:1] + [forms for forms in rare[1:] if count(forms) <= common * self.total]
         found = [f for forms in rare for f in forms if self.documents.get(f)]
         return Match(found) if found else None
