@@ -88,11 +88,14 @@ class ChatScreen(EloraScreen):
 
     @work(thread=True, exit_on_error=False, group="chat")
     def ask(self, text: str) -> None:
-        """The same pipeline as every surface, on the cockpit's background loop."""
+        """The same pipeline as every surface, on the cockpit's background loop: the answer is
+        shown, then learned from and traced (SPEC: after the reply)."""
         request = elora.Request(surface="cockpit", chat_id=CHAT_ID, text=text,
                                 user_id="operator", sender="operator")  # fmt: skip
-        reply = self.cockpit.loop_runner.run(elora.ask(self.services, request))
+        run = self.cockpit.loop_runner.run
+        reply = run(elora.answer(self.services, request))
         self.post_message(Answered(reply))
+        run(elora.after_reply(self.services, reply))
 
     @shown_safely
     def on_answered(self, answered: Answered) -> None:

@@ -3,10 +3,13 @@ the routing trace shown beside the answer."""
 
 from __future__ import annotations
 
+import threading
+
 from textual.widgets import Input, RichLog
 
 from cockpit.app import Cockpit
-from tests.cockpit.support import entry, pane_text, settle
+from tests.cockpit.support import entry, pane_text, settle, wait_until
+from tests.core.learning.support import extraction
 from tests.llm_server import Reply, tool
 
 QUESTION = "Does Camille like coriander?"
@@ -55,6 +58,28 @@ async def test_a_message_gets_an_answer_with_its_evidence_and_routing(
     trace = services.traces.recent(1)[0]
     assert trace.surface == "cockpit" and trace.escalations[0]["to"] == "FLASH"
     assert services.archive.counts()["captures"] == 2
+
+
+async def test_the_answer_shows_before_the_exchange_is_learned(make_services, llm, monkeypatch):
+    monkeypatch.setenv("ELORA_LEARNING_EXTRACTOR", "model")
+    release, arrived = threading.Event(), threading.Event()
+    llm.answer_when("worth remembering", extraction(), hold=release, arrived=arrived)
+    llm.default_text = "Noted, Tuesday at 7."
+    app = Cockpit(make_services(), refresh_seconds=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.press(*"My flight to Oslo leaves Tuesday at 7", "enter")
+        try:
+            # Learning waits on the model (its extraction call held): the answer is shown.
+            await wait_until(
+                pilot,
+                lambda: arrived.is_set() and "elora Noted, Tuesday at 7." in _log(app),
+                what="the answer shown while its exchange is being learned",
+            )
+        finally:
+            release.set()
+        await settle(pilot)
+        assert pane_text(app.screen.query_one("#chat-status")).strip() == ""
 
 
 async def test_a_provider_failure_is_an_honest_reply_not_a_crash(services, cockpit, llm):

@@ -34,10 +34,8 @@ def run(args) -> int:
         reply = asyncio.run(_ask(svc, args))
     finally:
         svc.close()
-    if args.json:
+    if args.json:  # the trace is whole once the exchange is learned
         print_json({**reply.summary(), "chat_id": args.chat_id})
-    else:
-        print(reply.text)
     if reply.spooled:
         print(
             "elora: the database is busy; this exchange waits in the spool and is saved "
@@ -72,6 +70,9 @@ async def _ask(svc, args):
         extra = register.render()
     request = app.Request(surface="cli", chat_id=args.chat_id, text=args.text, user_id="operator",
                       sender="operator", extra_context=extra)  # fmt: skip
-    reply = await app.ask(svc, request)
+    reply = await app.answer(svc, request)
+    if not args.json:  # the answer is shown, then learned from (SPEC: after the reply)
+        print(reply.text, flush=True)
+    reply = await app.after_reply(svc, reply)
     await app.drain(svc)
     return reply

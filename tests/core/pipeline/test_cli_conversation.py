@@ -3,8 +3,10 @@
 import io
 import json
 import sys
+import threading
 
 from core.cli.main import main
+from tests.core.learning.support import extraction
 
 
 def test_ask_json_prints_the_answer_and_its_trace(llm, capsys):
@@ -28,6 +30,26 @@ def test_ask_prints_just_the_answer_without_json(llm, capsys):
     code = main(["ask", "What is the capital of France?"])
 
     assert (code, capsys.readouterr().out) == (0, "Paris.\n")
+
+
+def test_ask_prints_the_answer_before_learning_from_it(llm, monkeypatch, capsys):
+    monkeypatch.setenv("ELORA_LEARNING_EXTRACTOR", "model")
+    release, arrived = threading.Event(), threading.Event()
+    llm.answer_when("worth remembering", extraction(), hold=release, arrived=arrived)
+    llm.default_text = "Noted, Tuesday at 7."
+    codes: list[int] = []
+    asking = threading.Thread(
+        target=lambda: codes.append(main(["ask", "My flight to Oslo leaves Tuesday at 7"]))
+    )
+    asking.start()
+    try:
+        assert arrived.wait(60), "no extraction call"
+        # Learning waits on the model: the answer is on screen already.
+        assert capsys.readouterr().out == "Noted, Tuesday at 7.\n"
+    finally:
+        release.set()
+        asking.join(60)
+    assert codes == [0]
 
 
 def test_each_ask_starts_a_new_conversation_unless_told_which(llm, capsys):
