@@ -104,6 +104,8 @@ class ChatScreen(EloraScreen):
         style = "" if reply.status == "answered" else "[yellow]"
         log.write(f"[b]elora[/b] {style}{escape(reply.text)}")
         self.query_one("#chat-trace", Static).update(render_trace(reply))
+        if self.waiting == 1:  # this answer's exchange is being learned from (then traced)
+            self.query_one("#chat-status", Static).update("Elora is learning from this exchange…")
 
 
 def render_trace(reply) -> Group:

@@ -76,6 +76,8 @@ async def test_the_answer_shows_before_the_exchange_is_learned(make_services, ll
                 lambda: arrived.is_set() and "elora Noted, Tuesday at 7." in _log(app),
                 what="the answer shown while its exchange is being learned",
             )
+            status = pane_text(app.screen.query_one("#chat-status"))
+            assert "learning from this exchange" in status
         finally:
             release.set()
         await settle(pilot)
