@@ -407,7 +407,7 @@ def turn_hits(
     with services.db.session() as session:
         conn = session.connection()
         ids = set(rowids_of(conn, capture_ids).values())
-        if match and after is not None and fulltext.dialect(conn) == "sqlite":
+        if match and after is not None and before is None and fulltext.dialect(conn) == "sqlite":
             ids |= set(later_by_words(conn, match.only("text"), after, chats, limit))
         elif match:
             window = TimeWindow("between", after, before) if after or before else None

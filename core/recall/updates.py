@@ -384,7 +384,7 @@ def _successor(
             score = (score or 0.0) + STANDOUT_WEIGHT * z
         if score is not None:
             scored.append((score, t))
-    # The surest first, unless it updates another statement of its chat more surely still.
+    # The surest first, unless it is rather the update of another statement of its chat.
     scored.sort(key=lambda x: x[0], reverse=True)
     for _, t in scored[:CHECKED]:
         if not _updates_another(services, vocabulary, anchor, t):
