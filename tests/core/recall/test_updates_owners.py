@@ -1,6 +1,6 @@
 """Which statement an update belongs to (core.recall.updates): a change that names the old
-value is about its fact in any words or language, and a later message that updates another
-statement of its chat more surely is not taken as the update of the one the question found.
+value is about its fact in any words or language, and a later message naming more of another
+earlier statement's values is that statement's update, not the one the question found.
 Real archive, real e5 vectors, months of French and English small talk around the facts."""
 
 from datetime import datetime, timedelta
