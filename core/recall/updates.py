@@ -407,14 +407,14 @@ def _updates_another(services, vocabulary, anchor: TurnHit, new: TurnHit) -> boo
         services, [], words, before=new.sent_at, chats=[new.chat_id], limit=EARLIER_FETCH
     )
     calibrate = services.embedder.calibrate
-    values = len(given & distinct_values(anchor))
+    named = len(given & distinct_values(anchor))  # how many of them the anchor names
     typed = kinds(new.text) & kinds(anchor.text)  # an address replacing an address...
-    for old in earlier:
-        if old.rowid == anchor.rowid or old.vector is None or old.sent_at >= new.sent_at:
+    for old in earlier:  # (all sent before `new`: turn_hits' bound)
+        if old.rowid == anchor.rowid or old.vector is None:
             continue
         if typed and not typed & kinds(old.text):  # ... updates no statement without one
             continue
-        if len(given & distinct_values(old)) <= values:
+        if len(given & distinct_values(old)) <= named:
             continue
         if calibrate(float(new.vector @ old.vector), "pair") >= CUE_CLOSE:
             return True

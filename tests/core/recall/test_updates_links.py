@@ -2,14 +2,14 @@
 replaces, it is in the other language than the question, or an old value comes up again after
 it (a restatement about someone else). Real archive, real embeddings, months of chatter."""
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import pytest
 
 from core.recall.change_cues import has_change_cue, replaces
 from core.recall.pack import build_pack
 from core.recall.turn_search import TurnHit
-from tests.core.memory.helpers import message
+from tests.core.recall.history import archive_chat, fact_ids, first_of
 from tests.core.recall.packs import archive_order
 
 CHAT = "42"
@@ -65,27 +65,20 @@ FACTS = {
     # A fact that never changed, next to the ones that did.
     "yoga": ("Yoga le jeudi soir à 19h, salle Croix-Rousse", datetime(2024, 2, 1, 20, 0)),
 }
-IDS = {name: str(100 + n) for n, name in enumerate(FACTS)}
+IDS = fact_ids(FACTS)
+MAMAN_SAID = ("lambert", "nguyen", "papa", "croise")
 
 
 @pytest.fixture
 def history(services):
-    day = datetime(2024, 1, 3, 19, 0)
-    captures = []
-    for n in range(72):  # months of small talk around the facts
-        text, sender = CHATTER[n % len(CHATTER)]
-        when = day + timedelta(days=2 * n, minutes=n)
-        captures.append(message(str(500 + n), text, when, sender=sender, chat_id=CHAT))
-    for name, (text, when) in FACTS.items():
-        sender = "Maman" if name in ("lambert", "nguyen", "papa", "croise") else "Camille"
-        captures.append(message(IDS[name], text, when, sender=sender, chat_id=CHAT))
-    services.archive.store_batch(captures)
-    services.archive.index_pending()
+    archive_chat(
+        services, CHAT, CHATTER, FACTS, start=datetime(2024, 1, 3, 19, 0), count=72,
+        days_apart=2, sender_of=lambda name: "Maman" if name in MAMAN_SAID else "Camille",
+    )  # fmt: skip
 
 
 def _first_of(order: list[str], *names: str) -> str:
-    ids = {IDS[n]: n for n in names}
-    return next(ids[m] for m in order if m in ids)
+    return first_of(order, IDS, *names)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ value is about its fact in any words or language, and a later message naming mor
 earlier statement's values is that statement's update, not the one the question found.
 Real archive, real e5 vectors, months of French and English small talk around the facts."""
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from core.recall.pack import build_pack
 from core.recall.turn_search import turn_hits
 from core.recall.updates import _update_score
 from core.recall.vocabulary import Vocabulary
-from tests.core.memory.helpers import message
+from tests.core.recall.history import archive_chat, fact_ids, first_of
 from tests.core.recall.packs import archive_order
 
 CHAT = "42"
@@ -44,22 +44,16 @@ FACTS = {
         datetime(2025, 4, 1, 16, 20),
     ),
 }
-IDS = {name: str(100 + n) for n, name in enumerate(FACTS)}
+IDS = fact_ids(FACTS)
 
 
 @pytest.fixture
 def history(services):
-    day = datetime(2024, 9, 2, 9, 0)
-    captures = []
     # Months of small talk with Hugo around the facts (enough that a name said twice is rare).
-    for n in range(240):
-        text, sender = CHATTER[n % len(CHATTER)]
-        when = day + timedelta(days=n, minutes=n)
-        captures.append(message(str(500 + n), text, when, sender=sender, chat_id=CHAT))
-    for name, (text, when) in FACTS.items():
-        captures.append(message(IDS[name], text, when, sender="Hugo", chat_id=CHAT))
-    services.archive.store_batch(captures)
-    services.archive.index_pending()
+    archive_chat(
+        services, CHAT, CHATTER, FACTS, start=datetime(2024, 9, 2, 9, 0), count=240,
+        days_apart=1, sender_of=lambda name: "Hugo",
+    )  # fmt: skip
 
 
 def _turn(services, name: str):
@@ -70,11 +64,6 @@ def _turn(services, name: str):
             .scalar()
         )
     return turn_hits(services, [capture], None)[0]
-
-
-def _first_of(order: list[str], *names: str) -> str:
-    ids = {IDS[n]: n for n in names}
-    return next(ids[m] for m in order if m in ids)
 
 
 def test_a_change_naming_the_old_value_is_about_its_fact_in_another_language(services, history):
@@ -97,7 +86,7 @@ def test_the_update_of_another_statement_is_not_taken_for_the_one_asked_about(
 
     # "c'est lui qui gère notre compte chez Altura maintenant" is close to a manager, but it
     # updates Altura's contact; Thomas taking over from Nadia is the manager's update.
-    assert _first_of(order, "nadia", "thomas", "marc") == "thomas"
+    assert first_of(order, IDS, "nadia", "thomas", "marc") == "thomas"
 
 
 def test_a_successor_claimed_by_another_statement_is_checked_against_it(services, history):
