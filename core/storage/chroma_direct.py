@@ -66,19 +66,33 @@ class DirectChroma:
 
     # -- the everyday calls ----------------------------------------------------------------
 
-    def query(self, collection, vector, limit, where=None, metadata=True) -> list[VectorHit]:
-        """The `limit` nearest vectors, optionally filtered by metadata (see ChromaIndex.query)."""
+    def query(
+        self, collection, vector, limit, where=None, metadata=True, among=None
+    ) -> list[VectorHit]:
+        """The `limit` nearest vectors, optionally filtered by metadata, or among these ids
+        (see ChromaIndex.query)."""
         engine, collection_id = self._target(collection)
         if engine is None:
-            return self._client().query(collection, vector, limit, where, metadata)
-        if collection_id is None or limit <= 0:
+            return self._client().query(collection, vector, limit, where, metadata, among)
+        if collection_id is None or limit <= 0 or (among is not None and not among):
             return []
         include = ["metadatas", "distances"] if metadata else ["distances"]
-        with self._guard(collection, "query"):
-            result = engine.query(
-                collection_id, None, [list(map(float, vector))], limit,
-                json.dumps(where) if where else None, None, include, TENANT, DATABASE,
-            )  # fmt: skip
+        vectors = [list(map(float, vector))]
+        result = None
+        if among is not None:
+            try:
+                result = engine.query(
+                    collection_id, list(among), vectors, limit, None, None, include, TENANT,
+                    DATABASE,
+                )  # fmt: skip
+            except Exception as exc:  # the filter below says whether the store itself failed
+                log.debug("%s: query among ids refused, filtered instead: %s", collection, exc)
+        if result is None:
+            with self._guard(collection, "query"):
+                result = engine.query(
+                    collection_id, None, vectors, limit, json.dumps(where) if where else None,
+                    None, include, TENANT, DATABASE,
+                )  # fmt: skip
         ids = result.ids[0]
         metas = result.metadatas[0] if metadata else [None] * len(ids)
         return [

@@ -6,6 +6,7 @@ there leaves no readable copy behind.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,8 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from core.errors import EloraError, StorageError, VectorStoreUnavailable
+
+log = logging.getLogger(__name__)
 
 COLLECTIONS = ("memory", "archive", "ephemeral", "turns")
 # Neighbours asked of a collection when probing it: enough to notice an index that lost some.
@@ -55,6 +58,7 @@ class VectorIndex(Protocol):
         limit: int,
         where: dict | None = None,
         metadata: bool = True,
+        among: Sequence[str] | None = None,
     ) -> list[VectorHit]: ...
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
@@ -176,19 +180,35 @@ class ChromaIndex:
                 metadatas=list(metadatas),
             )
 
-    def query(self, collection, vector, limit, where=None, metadata=True) -> list[VectorHit]:
+    def query(
+        self, collection, vector, limit, where=None, metadata=True, among=None
+    ) -> list[VectorHit]:
         """The `limit` nearest vectors, optionally filtered by metadata; `metadata=False` leaves
-        the hits' metadata empty (reading it costs several times the search itself)."""
+        the hits' metadata empty (reading it costs several times the search itself). `among`:
+        the ids `where` selects, when the caller knows them: searched among them directly
+        (Chroma's metadata filter costs CPU in proportion to the whole collection); should the
+        index refuse them (an id it does not hold: not indexed yet, or just forgotten), `where`
+        decides."""
         col = self.collection(collection)
         if limit <= 0:
             return []
-        with self._guard(f"{collection}: query"):
-            result = col.query(
-                query_embeddings=[list(map(float, vector))],
-                n_results=limit,
-                where=where or None,
-                include=["metadatas", "distances"] if metadata else ["distances"],
-            )
+        include = ["metadatas", "distances"] if metadata else ["distances"]
+        vectors = [list(map(float, vector))]
+        result = None
+        if among is not None:
+            if not among:
+                return []
+            try:
+                result = col.query(
+                    query_embeddings=vectors, ids=list(among), n_results=limit, include=include
+                )
+            except Exception as exc:  # the filter below says whether the store itself failed
+                log.debug("%s: query among ids refused, filtered instead: %s", collection, exc)
+        if result is None:
+            with self._guard(f"{collection}: query"):
+                result = col.query(
+                    query_embeddings=vectors, n_results=limit, where=where or None, include=include
+                )
         ids = result["ids"][0]
         distances = result["distances"][0]
         metas = result["metadatas"][0] if metadata else [None] * len(ids)

@@ -1,3 +1,4 @@
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -226,7 +227,7 @@ def test_without_embeddings_entries_saved_meanwhile_are_still_recalled(broken):
         (500, 1, ["42"]),
         (500, 10_000, None),  # a large share of a small archive: scored exactly all the same
         (1, 1, None),  # over the cap: counted, then probed unfiltered
-        (1, 1, ["42"]),  # over the cap in one chat (a user's scope): Chroma's filter
+        (1, 1, ["42"]),  # over the cap in one chat (a user's scope): among its ids
     ],
 )
 def test_a_window_finds_the_same_chunks_whichever_way_it_is_searched(
@@ -246,6 +247,46 @@ def test_a_window_finds_the_same_chunks_whichever_way_it_is_searched(
 
     assert reference and set(found) == set(reference)
     assert found == pytest.approx(reference, abs=1e-4)
+
+
+def test_a_window_between_small_and_most_of_the_archive_is_searched_among_its_ids(
+    services, archive, monkeypatch
+):
+    # Chroma's own filter costs 50-270 ms on a large archive, however little it keeps: the
+    # window's indexed chunks are read from the chunks table and searched among directly.
+    from core.recall import archive_search
+    from core.recall.timeparse import TimeWindow
+
+    window = TimeWindow("mai 2024", datetime(2024, 5, 1), datetime(2024, 6, 1))
+    vector = services.embedder.embed_query("le vélo")
+    inside = archive_search._window_ids(services, window, None, 10_000)
+    every = archive_search._window_ids(services, None, None, 10_000)
+    assert len(inside) * 2 < len(every)  # less than half: not probed unfiltered
+    reference = archive_search._exact(services, vector, 3, inside)
+    asked = []
+    query = services.vectors.query
+    monkeypatch.setattr(
+        services.vectors, "query", lambda *a, **k: asked.append(k.get("among")) or query(*a, **k)
+    )
+    monkeypatch.setattr(archive_search, "EXACT_MAX", 1)  # every window is over the cap
+    started = time.monotonic()
+
+    assert archive_search._nearest(services, vector, 3, window, None) == pytest.approx(reference)
+    assert [sorted(a) for a in asked] == [sorted(inside)]
+
+    # A chunk whose vector went from the index before the chunks table knew: the filter.
+    asked.clear()
+    gone = min(reference, key=reference.get)
+    services.vectors.delete("archive", [gone])
+    found = archive_search._nearest(services, vector, 3, window, None)
+    assert found == pytest.approx({k: v for k, v in reference.items() if k != gone})
+    assert services.vectorspace.failure_since(started) is None  # no degraded pack for it
+
+    # A window holding more than AMONG_MAX chunks goes through the filter at once.
+    asked.clear()
+    monkeypatch.setattr(archive_search, "AMONG_MAX", 1)
+    archive_search._nearest(services, vector, 3, window, None)
+    assert asked == [None]
 
 
 def test_a_small_archive_is_searched_exactly_not_through_the_approximate_index(

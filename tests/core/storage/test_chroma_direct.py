@@ -65,6 +65,29 @@ def test_direct_calls_and_the_full_client_see_the_same_vectors(store):
     assert client.stdout.split() == ["1", "b"], client.stderr
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["engine", "client"])
+def test_a_query_among_ids_searches_them_only_and_an_unknown_id_gives_way_to_the_filter(
+    store, direct
+):
+    index = ChromaIndex(path=store)
+    vectors = DirectChroma(index) if direct else index
+    vectors.upsert(
+        "memory", ["b", "c", "d"], [unit(2), unit(3), unit(4)],
+        [{"tier": "episodic"}, {"tier": "semantic"}, {"tier": "semantic"}],
+    )  # fmt: skip
+    where = {"tier": "semantic"}
+
+    among = vectors.query("memory", unit(3), 5, where, metadata=False, among=["c", "d"])
+    # "zz" is in no collection (not indexed yet, or forgotten meanwhile): `where` decides.
+    refused = vectors.query("memory", unit(3), 5, where, metadata=False, among=["c", "zz"])
+
+    assert [h.id for h in among] == ["c", "d"]
+    assert [h.id for h in refused] == [h.id for h in vectors.query("memory", unit(3), 5, where)]
+    assert {h.id for h in refused} == {"a", "c", "d"}
+    assert index.failure is None  # a refused id is no store failure
+    assert vectors.query("memory", unit(3), 5, where, among=[]) == []
+
+
 def test_a_new_collection_is_created_by_the_client_then_used_through_it(store):
     direct = DirectChroma(ChromaIndex(path=store))
 
