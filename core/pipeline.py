@@ -217,8 +217,9 @@ class Assistant:
 
     async def after_reply(self, reply: Reply) -> Reply:
         """What comes once the answer is on its way (SPEC: after the reply): learn from the
-        exchange, then store its trace, under the id the reply carries. Once per reply; a
-        reply given before (a replay) has nothing left to do."""
+        exchange, distil the window if it grew past its share (`_compact`), then store the
+        exchange's trace, under the id the reply carries. Once per reply; a reply given before
+        (a replay) has nothing left to do."""
         pending, reply.unfinished = reply.unfinished, None
         if pending is None:
             return reply
@@ -226,6 +227,7 @@ class Assistant:
         calls_token = CALLS.set(pending.calls)
         try:
             reply.learning = await self._learn(pending.request, reply.capture_id, reply)
+            await self._compact(pending.request, reply)
             # The trace's latency is the pipeline's work: without the time the surface took
             # to send the answer in between.
             started = resumed - pending.elapsed
@@ -235,6 +237,20 @@ class Assistant:
         finally:
             CALLS.reset(calls_token)
         return reply
+
+    async def _compact(self, request: Request, reply: Reply) -> None:
+        """Distil the window once the answer is out, if this exchange took it past its share of
+        the model's context: the next message finds it short, and no answer waits for the
+        distillation call (before an answer, a window is distilled only when it was not after
+        the last one: a failed distillation, an exchange that ended before it)."""
+        if request.private or reply.status != "answered" or reply.start_tier is None:
+            return
+        window = self.windows(request.surface, request.chat_id, request.user_id)
+        share = self.settings.window_context_share
+        try:
+            await window.compact(self.llm.context_tokens(reply.start_tier), share, model=self.llm)
+        except EloraError as exc:  # it stays as it is: the next exchange tries again
+            log.warning("conversation window not distilled: %s", exc)
 
     def _earlier_answer(self, request: Request) -> Reply | None:
         """The answer this very message already got (a worker replaying it after another died
@@ -307,7 +323,7 @@ class Assistant:
         router = None
         try:
             context, share = llm.context_tokens(tier), self.settings.window_context_share
-            if needs_compaction(turns, summary, context, share):
+            if needs_compaction(turns, summary, context, share):  # not done after the last reply
                 await window.compact(context, share, model=llm)
                 turns, summary = await run_blocking(window.load)
             messages, system_for = self._messages(request, reply.pack, turns, summary, tier)

@@ -4,6 +4,7 @@ import asyncio
 import threading
 
 from core.config import load_settings
+from core.pipeline import Request
 from core.services import Services
 from tests.core.routing.support import ask, system_of
 from tests.fakes import ScriptedModel
@@ -77,33 +78,63 @@ async def test_windows_are_per_chat(services, llm):
 async def test_a_long_window_is_distilled_into_session_memory(make_services, llm):
     services = make_services(MODEL_CONTEXT_TOKENS="1024")  # the window may use ~30 %: 307 tokens
     window = services.window("cli", "c1", "operator")
-    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
+    llm.enqueue("fake-lite", "Noted.", "Noted.")
     await ask(services, OSLO)
     await ask(services, KITCHEN)
     assert window.tokens() < 1024 * 0.3
-    await ask(services, BOOK_CLUB)
-    assert window.tokens() > 1024 * 0.3
-    llm.enqueue("fake-lite", SUMMARY, "A lemon tart.")
+    llm.enqueue("fake-lite", "Noted.", SUMMARY)
+
+    await ask(services, BOOK_CLUB)  # the exchange that takes the window past 30 %
+
+    # Distilled once the answer was out: the older half went to the distiller as quoted data.
+    distil = llm.requests_for("fake-lite")[-1]
+    assert f"> user: {OSLO}" in distil["messages"][0]["content"]
+    assert window.summary() == SUMMARY and window.tokens() < 1024 * 0.3
+    llm.enqueue("fake-lite", "A lemon tart.")
 
     reply = await ask(services, "What did I promise to bake for the book club?")
 
     assert reply.text == "A lemon tart."
-    distil, answer = llm.requests_for("fake-lite")[-2:]
-    # The older half went to the distiller as quoted data...
-    assert f"> user: {OSLO}" in distil["messages"][0]["content"]
-    # ...and the answer sees its summary instead of those turns, plus the recent turns verbatim.
+    answer = llm.requests_for("fake-lite")[-1]
+    # The answer sees the summary instead of the older turns, plus the recent turns verbatim.
     system = system_of(answer)
     assert "> - Oslo trip: flight Tuesday 7:40 from Lyon, hotel Thon Opera." in system
     assert 'source "conversation:c1"' in system
     turns = [content for _, content in dialogue(answer)]
     assert OSLO not in turns and KITCHEN not in turns
     assert BOOK_CLUB in turns
-    assert window.summary() == SUMMARY
+    assert window.summary() == SUMMARY  # nothing more to distil before that answer
     # Nothing was dropped: the distilled turns are searchable in session memory.
     hits = services.session_memory.search(
         "operator", "c1", "conversation:c1", "When does the Oslo flight leave Lyon?"
     )
     assert any("7:40" in h.text for h in hits)
+
+
+async def test_no_answer_waits_for_the_window_to_be_distilled(make_services, llm):
+    services = make_services(MODEL_CONTEXT_TOKENS="1024")
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
+    for note in (OSLO, KITCHEN):
+        await ask(services, note)
+    arrived, release = threading.Event(), threading.Event()
+    llm.answer_when(
+        "Summarise the conversation turns below", SUMMARY, hold=release, arrived=arrived
+    )
+    request = Request(surface="cli", chat_id="c1", text=BOOK_CLUB, user_id="operator",
+                      sender="operator")  # fmt: skip
+
+    reply = await services.assistant.answer(request)
+
+    assert reply.text == "Noted." and not arrived.is_set()  # answered, nothing distilled yet
+    after = asyncio.ensure_future(services.assistant.after_reply(reply))
+    assert await asyncio.to_thread(arrived.wait, 30)  # then the exchange distils the window
+    release.set()
+    await asyncio.wait_for(after, 60)
+    window = services.window("cli", "c1", "operator")
+    assert window.summary() == SUMMARY and window.tokens() < 1024 * 0.3
+    # The exchange's trace holds both calls: the answer (tools offered), then the distillation.
+    calls = services.traces.get(reply.trace_id).models
+    assert [c["tools_offered"] for c in calls] == [True, False]
 
 
 async def test_distillation_without_a_model_answer_keeps_a_plain_note(make_services, llm):
@@ -122,8 +153,8 @@ async def test_distillation_without_a_model_answer_keeps_a_plain_note(make_servi
 
 async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_services, llm):
     services = make_services(MODEL_CONTEXT_TOKENS="1024")
-    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.", "A lemon tart.")
-    for note in (OSLO, KITCHEN, BOOK_CLUB):
+    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
+    for note in (OSLO, KITCHEN):
         await ask(services, note)
     arrived, saved = threading.Event(), threading.Event()
     # The distiller's answer waits for session memory, and session memory for the distiller's
@@ -140,12 +171,10 @@ async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_se
 
     services.session_memory.save = save_once_the_model_is_asked
 
-    reply = await asyncio.wait_for(
-        ask(services, "What did I promise to bake for the book club?"), 120
-    )
+    reply = await asyncio.wait_for(ask(services, BOOK_CLUB), 120)
 
     assert overlapped == [True]
-    assert reply.text == "A lemon tart."
+    assert reply.text == "Noted."
     assert services.window("cli", "c1", "operator").summary() == SUMMARY
     hits = services.session_memory.search(
         "operator", "c1", "conversation:c1", "When does the Oslo flight leave Lyon?"
@@ -161,17 +190,20 @@ async def test_a_window_session_memory_cannot_take_stays_whole_and_the_answer_go
     services = make_services(MODEL_CONTEXT_TOKENS="1024")
     llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.", "A lemon tart.")
     llm.answer_when("Summarise the conversation turns below", SUMMARY)
-    for note in (OSLO, KITCHEN, BOOK_CLUB):
-        await ask(services, note)
-    window = services.window("cli", "c1", "operator")
-    before = window.turns()
 
     def locked(*args):
         raise StorageUnavailable("database is locked")
 
     services.session_memory.save = locked
+    for note in (OSLO, KITCHEN, BOOK_CLUB):  # the last one takes the window past its share
+        await ask(services, note)
+    window = services.window("cli", "c1", "operator")
+    before = window.turns()
+    assert len(before) == 6 and window.summary() is None  # not distilled after that reply...
+
     reply = await ask(services, "What did I promise to bake for the book club?")
 
+    # ... nor before the next answer (tried again, it failed again), which goes on.
     assert reply.status == "answered" and reply.text == "A lemon tart."
     assert window.summary() is None  # not compacted: nothing of the older turns is lost
     assert window.turns()[: len(before)] == before
