@@ -163,6 +163,7 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
     (a chat's repeated small talk).
     """
     bounded = window is not None and (window.start is not None or window.end is not None)
+    among = None
     if not bounded and chats is None:
         ids = _window_ids(services, None, None, EXACT_MAX + 1)
         if len(ids) <= EXACT_MAX:
@@ -186,15 +187,12 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
             kept = [h for h in hits if _starts_inside(window, h.metadata.get("first_at"))]
             if len(kept) >= fetch or len(hits) < probe:
                 return {hit.id: hit.similarity for hit in kept[:fetch]}
-        among = _window_ids(services, window, chats, AMONG_MAX + 1, indexed=True)
-        if len(among) <= AMONG_MAX:
-            hits = services.vectors.query(
-                "archive", query_vector.tolist(), fetch, _vector_where(window, chats),
-                metadata=False, among=among,
-            )  # fmt: skip
-            return {hit.id: hit.similarity for hit in hits}
+        indexed = _window_ids(services, window, chats, AMONG_MAX + 1, indexed=True)
+        among = indexed if len(indexed) <= AMONG_MAX else None
     where = _vector_where(window, chats)
-    hits = services.vectors.query("archive", query_vector.tolist(), fetch, where, metadata=False)
+    hits = services.vectors.query(
+        "archive", query_vector.tolist(), fetch, where, metadata=False, among=among
+    )
     return {hit.id: hit.similarity for hit in hits}
 
 
