@@ -111,11 +111,18 @@ async def test_a_long_window_is_distilled_into_session_memory(make_services, llm
     assert any("7:40" in h.text for h in hits)
 
 
-async def test_no_answer_waits_for_the_window_to_be_distilled(make_services, llm):
+async def two_notes(make_services, llm) -> Services:
+    """A 1,024-token model's window holding two long notes: the third takes it past 30 %
+    (each note is answered "Noted.")."""
     services = make_services(MODEL_CONTEXT_TOKENS="1024")
     llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
     for note in (OSLO, KITCHEN):
         await ask(services, note)
+    return services
+
+
+async def test_no_answer_waits_for_the_window_to_be_distilled(make_services, llm):
+    services = await two_notes(make_services, llm)
     arrived, release = threading.Event(), threading.Event()
     llm.answer_when(
         "Summarise the conversation turns below", SUMMARY, hold=release, arrived=arrived
@@ -152,10 +159,7 @@ async def test_distillation_without_a_model_answer_keeps_a_plain_note(make_servi
 
 
 async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_services, llm):
-    services = make_services(MODEL_CONTEXT_TOKENS="1024")
-    llm.enqueue("fake-lite", "Noted.", "Noted.", "Noted.")
-    for note in (OSLO, KITCHEN):
-        await ask(services, note)
+    services = await two_notes(make_services, llm)
     arrived, saved = threading.Event(), threading.Event()
     # The distiller's answer waits for session memory, and session memory for the distiller's
     # request: done one after the other, the first wait would time out.
