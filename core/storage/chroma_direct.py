@@ -30,6 +30,7 @@ from core.storage.vectors import (
     SYNC_THRESHOLD,
     ChromaIndex,
     VectorHit,
+    among_or_filtered,
 )
 
 log = logging.getLogger(__name__)
@@ -78,21 +79,13 @@ class DirectChroma:
             return []
         include = ["metadatas", "distances"] if metadata else ["distances"]
         vectors = [list(map(float, vector))]
-        result = None
-        if among is not None:
-            try:
-                result = engine.query(
-                    collection_id, list(among), vectors, limit, None, None, include, TENANT,
-                    DATABASE,
-                )  # fmt: skip
-            except Exception as exc:  # the filter below says whether the store itself failed
-                log.debug("%s: query among ids refused, filtered instead: %s", collection, exc)
-        if result is None:
-            with self._guard(collection, "query"):
-                result = engine.query(
-                    collection_id, None, vectors, limit, json.dumps(where) if where else None,
-                    None, include, TENANT, DATABASE,
-                )  # fmt: skip
+        result = among_or_filtered(
+            lambda ids, only: engine.query(
+                collection_id, ids, vectors, limit, json.dumps(only) if only else None, None,
+                include, TENANT, DATABASE,
+            ),
+            where, among, lambda: self._guard(collection, "query"), collection,
+        )  # fmt: skip
         ids = result.ids[0]
         metas = result.metadatas[0] if metadata else [None] * len(ids)
         return [

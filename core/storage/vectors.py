@@ -70,6 +70,20 @@ class VectorIndex(Protocol):
     def reset(self, collection: str, metadata: dict[str, Any]) -> None: ...
 
 
+def among_or_filtered(ask, where, among, guard, collection: str):
+    """`ask(ids, where)` among these ids when given (an index's query for them), else, or when
+    the index refuses them (an id it does not hold: not indexed yet, or just forgotten), with
+    the `where` filter they stand for, under `guard()` (whatever it raises is a store failure;
+    a refused id is not: the filtered query says whether the store itself failed)."""
+    if among is not None:
+        try:
+            return ask(list(among), None)
+        except Exception as exc:  # the filtered query below decides
+            log.debug("%s: query among ids refused, filtered instead: %s", collection, exc)
+    with guard():
+        return ask(None, where)
+
+
 class ChromaIndex:
     """Chroma collections `memory`, `archive` and `ephemeral`, cosine space, telemetry off.
 
@@ -192,23 +206,16 @@ class ChromaIndex:
         col = self.collection(collection)
         if limit <= 0:
             return []
+        if among is not None and not among:
+            return []
         include = ["metadatas", "distances"] if metadata else ["distances"]
         vectors = [list(map(float, vector))]
-        result = None
-        if among is not None:
-            if not among:
-                return []
-            try:
-                result = col.query(
-                    query_embeddings=vectors, ids=list(among), n_results=limit, include=include
-                )
-            except Exception as exc:  # the filter below says whether the store itself failed
-                log.debug("%s: query among ids refused, filtered instead: %s", collection, exc)
-        if result is None:
-            with self._guard(f"{collection}: query"):
-                result = col.query(
-                    query_embeddings=vectors, n_results=limit, where=where or None, include=include
-                )
+        result = among_or_filtered(
+            lambda ids, only: col.query(
+                query_embeddings=vectors, ids=ids, n_results=limit, where=only, include=include
+            ),
+            where or None, among, lambda: self._guard(f"{collection}: query"), collection,
+        )  # fmt: skip
         ids = result["ids"][0]
         distances = result["distances"][0]
         metas = result["metadatas"][0] if metadata else [None] * len(ids)
