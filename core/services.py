@@ -123,6 +123,13 @@ class Services:
         return MemoryStore(self.db, self.clock, self.vectorspace, s.importance_weights)
 
     @cached_property
+    def standing(self):
+        """The entries every pack reads whatever its question, kept while the memory stays."""
+        from core.memory.standing import StandingEntries
+
+        return StandingEntries(self.db)
+
+    @cached_property
     def session_memory(self):
         """Ephemeral per-session memory."""
         from core.memory.session import SessionMemory

@@ -176,6 +176,7 @@ class PackBuilder:
         self.also: Any = UNKNOWN  # a present state's vector in the archive's other language
         self.anchor_vector = None  # the vector of the event the period is anchored on
         self.vocabulary = Vocabulary(services)  # word counts, looked up once per pack
+        self.stamp: int | None = None  # the memory's stamp when the pack began (memory.standing)
         self.pack = EvidencePack(
             question=question,
             classification=self.classification,
@@ -221,6 +222,7 @@ class PackBuilder:
         self.started = time.monotonic()
         # The question is embedded while L0 and L1 read their entries (neither needs it).
         embedding = beside(self._embed_query, need)
+        self.stamp = self.services.standing.stamp()  # what L0 and L1 read may be kept
         self._l0()
         l1 = self._layer("L1", min(L1_MAX, int(self.total * 0.3)) if need != "none" else 0)
         if need != "none":
@@ -299,9 +301,10 @@ class PackBuilder:
                     "contradictions": [], "truncated": text != identity.strip(),
                 })  # fmt: skip
         axioms = self._entries(
-            (MemoryEntry.tier == "personalized") & (MemoryEntry.importance == 5), limit=10
+            "axioms", (MemoryEntry.tier == "personalized") & (MemoryEntry.importance == 5), 10
         )
-        links, related = self._links(axioms)  # every item carries its known contradictions
+        # Every item carries its known contradictions.
+        links, related = self._links(axioms, standing=True)
         for entry in axioms:
             self._add(layer, entry_item(entry, 1.0, links, related, "importance 5 preference"))
 
@@ -318,7 +321,9 @@ class PackBuilder:
             self.pack.missing.append(f"identity file unreadable: {exc}")
         return ""
 
-    def _entries(self, condition, limit: int) -> list[MemoryEntry]:
+    def _entries(self, key: str, condition, limit: int) -> list[MemoryEntry]:
+        """Active entries meeting a condition that does not depend on the question (`key` names
+        it), best first, visible to this pack's reader (kept between packs: memory.standing)."""
         stmt = (
             select(MemoryEntry)
             .where(MemoryEntry.status == "active", condition)
@@ -329,10 +334,9 @@ class PackBuilder:
             )
             .limit(limit)
         )
-        with self.services.db.session() as session:
-            rows = list(session.exec(stmt))
-            for r in rows:
-                session.expunge(r)
+        rows = self.services.standing.entries(
+            self.stamp, (key, limit), lambda session: list(session.exec(stmt))
+        )
         return [r for r in rows if self._visible(r)]
 
     def _visible(self, entry: MemoryEntry) -> bool:
@@ -353,10 +357,11 @@ class PackBuilder:
         layer.ran = True
         # The manifest: a small slice read through the (status, importance) order, never the store.
         manifest = self._entries(
+            "manifest",
             # Traces and predictions are recalled for the task they match (L2), not as essentials.
             col(MemoryEntry.tier).not_in(("episodic", "environment"))
             & (MemoryEntry.importance >= 2),
-            limit=L1_MANIFEST,
+            L1_MANIFEST,
         )
 
         def essential(entry: MemoryEntry) -> float:
@@ -364,11 +369,11 @@ class PackBuilder:
             recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
             return entry.importance / 5 * (0.5 + 0.5 * recency) * entry.confidence
 
-        links, related = self._links(manifest)
+        links, related = self._links(manifest, standing=True)
         for entry in sorted(manifest, key=essential, reverse=True):
             self._add(layer, entry_item(entry, essential(entry), links, related, "essential"))
         # Predictions about what this task touches (core.memory.tier_policy) come with it.
-        found = self._entries(MemoryEntry.tier == "environment", limit=L1_PREDICTIONS)
+        found = self._entries("predictions", MemoryEntry.tier == "environment", L1_PREDICTIONS)
         named = matching_predictions(found, self.terms)
         if not named:
             return
@@ -441,10 +446,17 @@ class PackBuilder:
         )
         return entries, archive, best
 
-    def _links(self, entries: list[MemoryEntry]):
-        links = self.services.memory.links_of([e.uuid for e in entries])
-        others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
-        return links, self.services.memory.by_uuids(list(others))
+    def _links(self, entries: list[MemoryEntry], standing: bool = False):
+        """The links touching these entries, and the entries at their other ends (`standing`:
+        the same entries for every question, kept between packs: memory.standing)."""
+        uuids = [e.uuid for e in entries]
+
+        def read():
+            links = self.services.memory.links_of(uuids)
+            others = {link.from_uuid for link in links} | {link.to_uuid for link in links}
+            return links, self.services.memory.by_uuids(list(others))
+
+        return self.services.standing.links(self.stamp, uuids, read) if standing else read()
 
     def _search_archive(self) -> ArchiveEvidence:
         """The pack's one archive search (once the query vector and the period are known)."""

@@ -637,6 +637,30 @@ DROP INDEX IF EXISTS ix_entries_tier_status;
     )
 
 
+@migration(21, "memory stamp: a number every change to the entries or their links moves")
+def m021_memory_stamp(conn: Connection) -> None:
+    # Every pack reads the same few entries whatever its question (L0's axioms, L1's manifest
+    # and predictions, core/memory/standing.py); they are kept between packs while this number
+    # stays. SQLite only: its writers take turns anyway, while PostgreSQL's workers would all
+    # wait on the one row (and could deadlock on it), so there the entries are read each time.
+    if is_postgres(conn):
+        return
+    bumps = "\n".join(
+        f"CREATE TRIGGER memory_stamp_{table}_{suffix} AFTER {event} ON {table} BEGIN\n"
+        "    UPDATE memory_stamp SET version = version + 1 WHERE id = 1;\nEND;"
+        for table in ("memory_entries", "entry_links")
+        for suffix, event in (("ai", "INSERT"), ("au", "UPDATE"), ("ad", "DELETE"))
+    )
+    _run(
+        conn,
+        f"""
+CREATE TABLE memory_stamp (id INTEGER PRIMARY KEY, version INTEGER NOT NULL);
+INSERT INTO memory_stamp (id, version) VALUES (1, 0);
+{bumps}
+""",
+    )
+
+
 def _has_migrations_table(conn: Connection) -> bool:
     if is_postgres(conn):
         # In the schema the tables are created in (the first of search_path), not merely

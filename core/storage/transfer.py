@@ -40,9 +40,10 @@ from core.storage.db import Database, from_db_time
 log = logging.getLogger(__name__)
 
 BATCH = 2000
-# Bookkeeping each database keeps for itself, SQLite's FTS5 tables (filled by triggers) and the
-# words' document counts (SQLite's fts5vocab view, a trigger's table on PostgreSQL).
-SKIPPED = {"schema_migrations", "captures_vocab"}
+# Bookkeeping each database keeps for itself (the migrations applied, SQLite's memory stamp),
+# SQLite's FTS5 tables (filled by triggers) and the words' document counts (SQLite's fts5vocab
+# view, a trigger's table on PostgreSQL).
+SKIPPED = {"schema_migrations", "captures_vocab", "memory_stamp"}
 _FTS_SUFFIXES = ("_fts", "_fts_data", "_fts_idx", "_fts_docsize", "_fts_config", "_fts_content")
 
 
