@@ -242,7 +242,9 @@ class Services:
 
     def warm_up(self) -> None:
         """Load what the first request would otherwise wait for: the model client library,
-        the embedding model and the vector store (long-running surfaces call this at start)."""
+        the embedding model, the vector store and where each day's messages start (the first
+        present-state question reads them all: 130 ms at 100k messages); long-running surfaces
+        call this at start."""
         from core.routing.tiers import configured
 
         if configured(self.settings):
@@ -252,6 +254,12 @@ class Services:
         try:
             self.embedder.embed_query("warm-up")
             self.vectors.count("archive")
+            if self.db.dialect == "sqlite":
+                from core.recall.later_start import first_rowid_since
+                from core.storage.db import db_time
+
+                with self.db.session() as session:
+                    first_rowid_since(session.connection(), db_time(self.clock.now()))
         except Exception as exc:  # best effort: the first request reports a real fault
             log.warning("warm-up incomplete: %s", exc)
 
