@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.recall.lexical import bm25, query_terms, stem_terms, terms, word_forms
@@ -22,11 +23,28 @@ Term = tuple[str, bool]  # (term, is a prefix)
 MAX_TERMS = 12  # words of a question searched (lexical.query_terms)
 
 
-# Counts already read, shared by the recalls of a process while the full-text index is
-# unchanged: {database: (index stamp, counts)}. A common word's count costs a walk through
-# every message holding it (about 2 ms at 100k messages).
+# Counts already read, shared by the recalls of a process: {database: _Shared}. A common
+# word's count costs a walk through every message holding it (about 2 ms at 100k messages), and
+# a live surface archives the message it answers just before recalling: kept only while the
+# index is unchanged, every pack read its common words afresh (20-30 ms at 100k messages).
 SHARED_MAX = 50_000  # counts kept at most (a few MB), then read afresh
-_SHARED: weakref.WeakKeyDictionary[Any, tuple[bytes, dict[Term, int]]] = weakref.WeakKeyDictionary()
+# Once messages were added or removed, a count of COMMON or more is still used while at most
+# DRIFT messages came or went since the counts were first read: each moves a word's count by one
+# at most, so such a count is off by a tenth at worst (and BM25's weight of so common a word by
+# far less); smaller counts are read again, exactly (they cost little).
+COMMON = 500
+DRIFT = 50
+
+
+@dataclass
+class _Shared:
+    stamp: bytes  # FTS5's structure record when the counts were last checked
+    top: int  # the newest message's rowid when they were first read
+    rows: int  # how many messages the index held then
+    counts: dict[Term, int]
+
+
+_SHARED: weakref.WeakKeyDictionary[Any, _Shared] = weakref.WeakKeyDictionary()
 
 
 class Vocabulary:
@@ -46,8 +64,8 @@ class Vocabulary:
         with self.services.db.session() as session:
             conn = session.connection()
             if not self.total:
-                self._share(conn)
                 self.total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar() or 1
+                self._share(conn)
                 missing = [q for q in wanted if q not in self.documents]
             exact = [term for term, prefix in missing if not prefix]
             if exact:
@@ -69,20 +87,38 @@ class Vocabulary:
                     self.documents[(term, True)] = int(count or 0)
 
     def _share(self, conn) -> None:
-        """Use the counts other recalls read from this same state of the index. FTS5 rewrites
-        its structure record (id 10 of captures_fts_data) on every change to the index: the
-        record is the stamp of the state the counts were read from."""
+        """Use the counts other recalls read (see COMMON and DRIFT). FTS5 rewrites its
+        structure record (id 10 of captures_fts_data) on every change to the index: the record
+        is the stamp of the state the counts were read from; its averages record (id 1) starts
+        with the number of messages indexed. Messages come and go by their rowid above the
+        newest one (`self.total`) and by that number: a change to either counts as drift."""
         db = self.services.db
         if conn.dialect.name != "sqlite":
             return
-        stamp = conn.exec_driver_sql("SELECT block FROM captures_fts_data WHERE id = 10").scalar()
+        stamp, averages = (
+            conn.exec_driver_sql(
+                "SELECT (SELECT block FROM captures_fts_data WHERE id = 10),"
+                " (SELECT block FROM captures_fts_data WHERE id = 1)"
+            ).one()
+        )  # fmt: skip
         if stamp is None:
             return
+        rows = _varint(averages) if averages else 0
         shared = _SHARED.get(db)
-        if shared is None or shared[0] != stamp or len(shared[1]) > SHARED_MAX:
-            shared = (bytes(stamp), {})
-            _SHARED[db] = shared
-        self.documents = shared[1]
+        if shared is None or len(shared.counts) > SHARED_MAX:
+            shared = None
+        elif shared.stamp != stamp:
+            added = self.total - shared.top
+            drift = abs(added) + abs(rows - shared.rows - added)  # added above, and the rest
+            if drift > DRIFT:
+                shared = None
+            else:  # common words' counts still serve; the others are read again
+                common = {t: n for t, n in shared.counts.items() if n >= COMMON}
+                shared = _Shared(bytes(stamp), shared.top, shared.rows, common)
+                _SHARED[db] = shared
+        if shared is None:
+            shared = _SHARED[db] = _Shared(bytes(stamp), self.total, rows, {})
+        self.documents = shared.counts
 
     def scores(self, query: str, texts: dict[int, str], forms: bool = False) -> dict[int, float]:
         """BM25 (negative, as SQLite gives it) of these texts for the query's words (with their
@@ -161,3 +197,15 @@ class Vocabulary:
         if not own:
             return {}
         return {rowid: min(1.0, score / own) for rowid, score in raw.items()}
+
+
+def _varint(data: bytes) -> int:
+    """The SQLite varint at the start of `data` (FTS5 records start with one)."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value

@@ -122,3 +122,53 @@ def test_an_anchors_words_leave_out_those_most_messages_hold_but_the_rarest(serv
     assert "gerla" in kept and "badmin" in kept and "soir" not in kept
     # The rarest word stays, however common: an anchor is always searched by something.
     assert "soir" in str(vocabulary.rarest("ce soir", 6, common=0.01))
+
+
+# A live surface archives each message just before recalling for it: common words' counts are
+# kept across a few new messages (off by at most one per message), rare ones are read again.
+@pytest.mark.sqlite_only
+def test_a_common_words_count_is_kept_across_a_few_new_messages_then_read_again(
+    services, monkeypatch
+):
+    from core.recall import vocabulary as module
+
+    monkeypatch.setattr(module, "COMMON", 4)
+    monkeypatch.setattr(module, "DRIFT", 2)
+    services.archive.store_batch(
+        [message(str(n), f"Le vélo numéro {n}", DAY) for n in range(4)]
+        + [message("9", "Une raclette samedi", DAY)]
+    )
+    assert documents(services) == 4
+    raclette = ("racle", True)  # a prefix: raclette, raclettes
+
+    def counts():
+        vocabulary = Vocabulary(services)
+        vocabulary.scores("vélo raclette", {1: "Le vélo"})
+        return vocabulary.documents[TERM], vocabulary.documents[raclette]
+
+    services.archive.store_batch([message("10", "Un vélo et une raclette", DAY)])
+    statements = counted(services)
+    # The common word's count is the one read before; the rare one's is read again, exactly.
+    assert counts() == (4, 2)
+    assert not [s for s in statements if "captures_vocab" in s and "term IN" in s]
+
+    services.archive.store_batch(
+        [message("11", "Encore un vélo", DAY), message("12", "Toujours un vélo", DAY)]
+    )
+    assert counts() == (7, 2)  # three messages since the first read: more than DRIFT
+
+
+@pytest.mark.sqlite_only
+def test_removed_messages_count_as_drift_too(services, monkeypatch):
+    from core.recall import vocabulary as module
+
+    monkeypatch.setattr(module, "COMMON", 4)
+    monkeypatch.setattr(module, "DRIFT", 2)
+    services.archive.store_batch([message(str(n), f"Le vélo numéro {n}", DAY) for n in range(6)])
+    assert documents(services) == 6
+
+    with services.db.session(write=True) as session:
+        session.connection().exec_driver_sql(
+            "DELETE FROM captures WHERE message_id IN ('0', '1', '2')"
+        )
+    assert documents(services) == 3
