@@ -85,6 +85,8 @@ OWNERS: dict[str, set[str]] = {
     },
     "core/memory/entries.py": {"memory_entries", "entry_links", "entries_fts"},
     "core/memory/entry_search.py": {"memory_entries", "entries_fts"},
+    # The stamp triggers move with every change to the entries and their links (migration 21).
+    "core/memory/standing.py": {"memory_stamp"},
     "core/memory/recalls.py": {"entry_recalls", "memory_entries"},
     "core/memory/tombstones.py": {"tombstones", "forget_log"},
     "core/memory/session.py": {"session_chunks"},

@@ -661,6 +661,14 @@ INSERT INTO memory_stamp (id, version) VALUES (1, 0);
     )
 
 
+@migration(22, "recall index: dated messages by the end of the date they name")
+def m022_turn_dates_end(conn: Connection) -> None:
+    # A period's dated messages overlap it: start < its end and end > its start. Walked from the
+    # earliest start, a recent period (this week) reads every date ever named to find the few
+    # inside it (5-8 ms at 21k dates); walked from its start through this index, none but those.
+    _run(conn, 'CREATE INDEX ix_turn_dates_end ON turn_dates ("end");')
+
+
 def _has_migrations_table(conn: Connection) -> bool:
     if is_postgres(conn):
         # In the schema the tables are created in (the first of search_path), not merely

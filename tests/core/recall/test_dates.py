@@ -82,3 +82,41 @@ def test_a_question_about_a_period_finds_a_message_that_names_it_from_outside(se
     assert pack.time_window is not None and pack.time_window.label == "la semaine derniere"
     shown = [m for i in pack.items() if i["source_type"] == "archive" for m in i["message_ids"]]
     assert "50" in shown  # sent after the week, about a day inside it
+
+
+@pytest.mark.parametrize(
+    ("question", "found", "walked"),
+    [
+        # Recent: walked from the period's start, not through every date named since 2019.
+        ("Qu'est-ce que j'ai fait la semaine dernière ?", "50", "ix_turn_dates_end"),
+        ("What did I do in 2019?", "40", "ix_turn_dates_start"),  # ... old: from the first one
+    ],
+)
+def test_a_periods_dated_messages_are_walked_from_the_nearer_side(
+    services, question, found, walked
+):
+    from sqlalchemy import event
+
+    services.archive.store_batch(
+        [
+            message("40", "On part à Lisbonne le 3 mars 2019", datetime(2019, 2, 1, 9)),
+            message("41", "Le concert est le 12 octobre 2021", datetime(2021, 9, 1, 9)),
+            message("42", "Mariage de Léa le 2 juillet 2022", datetime(2022, 1, 5, 9)),
+            message("50", "Samedi dernier on a fait le marché de Vienne", datetime(2024, 6, 10, 9)),
+        ]
+    )  # fmt: skip
+    services.archive.index_pending()
+    walks: list[str] = []
+
+    @event.listens_for(services.db.engine, "before_cursor_execute")
+    def _seen(_conn, _cursor, statement, *_args):
+        if "FROM turn_dates d" in statement:
+            walks.append(statement)
+
+    pack = build_pack(services, question)
+
+    shown = [m for i in pack.items() if i["source_type"] == "archive" for m in i["message_ids"]]
+    assert found in shown
+    assert walks
+    if services.db.dialect == "sqlite":  # PostgreSQL's planner chooses on its own
+        assert all(f"INDEXED BY {walked}" in w for w in walks)
