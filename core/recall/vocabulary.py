@@ -31,7 +31,8 @@ SHARED_MAX = 50_000  # counts kept at most (a few MB), then read afresh
 # Once messages were added or removed, a count of COMMON or more is still used while at most
 # DRIFT messages came or went since the counts were first read: each moves a word's count by one
 # at most, so such a count is off by a tenth at worst (and BM25's weight of so common a word by
-# far less); smaller counts are read again, exactly (they cost little).
+# far less); smaller counts are read again, exactly (they cost little). An edited message moves
+# a few counts by one and is not counted (edits are rare next to new messages).
 COMMON = 500
 DRIFT = 50
 
