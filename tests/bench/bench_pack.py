@@ -4,6 +4,7 @@
     python -m tests.bench.bench_pack --fast-vectors       # resampled stored vectors (minutes faster)
     python -m tests.bench.bench_pack --messages 10000 --entries 1000 --profile
     python -m tests.bench.bench_pack --database-url auto  # on PostgreSQL (a throwaway cluster)
+    python -m tests.bench.bench_pack --live               # each question archived first, untimed
 
 Stores are built the way an import builds them (windowed batches, then indexing). With
 --fast-vectors only 256 chunks (and 256 entries) are embedded and every other item reuses one of
@@ -29,6 +30,7 @@ import pstats
 import statistics
 import threading
 import time
+import uuid
 from collections import defaultdict
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import core.recall.evidence as evidence_module
 import core.recall.pack as pack_module
+from core.archive.records import CaptureIn
 from core.recall.pack import build_pack
 from tests.bench import synthetic
 from tests.bench.synthetic import build_archive, percentile
@@ -229,8 +232,18 @@ def instrumented(services, breakdown: Breakdown):
                 setattr(owner, name, original)
 
 
-def run_queries(services, rounds: int, profile: bool) -> dict:
-    """Build a pack for every query `rounds` times; return latencies and the stage breakdown."""
+def asked(question: str) -> CaptureIn:
+    """The question as the message a surface archives before building its pack."""
+    return CaptureIn(
+        surface="telegram", chat_id="bench-live", message_id=uuid.uuid4().hex, sender="Bench",
+        role="user", text=question, sent_at=NOW, user_id="bench",
+    )  # fmt: skip
+
+
+def run_queries(services, rounds: int, profile: bool, live: bool = False) -> dict:
+    """Build a pack for every query `rounds` times; return latencies and the stage breakdown.
+    `live`: each question is first archived as a message, untimed, as a surface does before its
+    pack (the full-text index then changes between packs, as it does in a live chat)."""
     for question in QUERIES[:5]:  # warm up: model, Chroma segments, SQLite pages
         build_pack(services, question).to_json()
     breakdown = Breakdown()
@@ -244,10 +257,14 @@ def run_queries(services, rounds: int, profile: bool) -> dict:
     with instrumented(services, breakdown):
         for _ in range(rounds):
             for question in QUERIES:
+                # A surface's pack leaves out the message it answers (captured just before).
+                exclude = (
+                    [services.archive.capture(asked(question), index=False).id] if live else []
+                )
                 if profiler:
                     profiler.enable()
                 start, start_cpu = time.perf_counter(), time.process_time()
-                pack = build_pack(services, question)
+                pack = build_pack(services, question, exclude_capture_ids=exclude)
                 pack.to_json()
                 elapsed = (time.perf_counter() - start) * 1000
                 cpu.append((time.process_time() - start_cpu) * 1000)
@@ -335,6 +352,9 @@ def _main(argv: list[str] | None, stack: ExitStack) -> None:
     parser.add_argument("--rounds", type=int, default=1, help="passes over the query set")
     parser.add_argument("--fast-vectors", action="store_true", help="resampled stored vectors")
     parser.add_argument("--profile", action="store_true", help="cProfile the largest config")
+    parser.add_argument(
+        "--live", action="store_true", help="archive each question before its pack (a live chat)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the tmp homes")
     parser.add_argument(
         "--home", type=Path, help="one store: use (and keep) this home, built only if empty"
@@ -388,7 +408,7 @@ def _main(argv: list[str] | None, stack: ExitStack) -> None:
                     synthetic.insert_entries(services, entries[have:size], entry_vectors[have:size])
                 have = size
                 profile = args.profile and messages == message_sizes[-1] and size == entry_sizes[-1]
-                result = run_queries(services, args.rounds, profile)
+                result = run_queries(services, args.rounds, profile, args.live)
                 label = f"{messages:>7} messages + {size:>6} entries"
                 report(label, result)
                 lat = result["latencies"]
