@@ -108,14 +108,13 @@ def test_warming_up_a_long_running_surface_freezes_what_is_loaded(services):
 def test_warming_up_reads_where_each_days_messages_start(services):
     # The first present-state question would otherwise read every message's date (130 ms at
     # 100k messages) before its answer.
-    from core import app
     from core.recall import later_start
     from tests.core.memory.helpers import NOW, message
 
     services.archive.capture(message("m1", "Je commence chez Gallimard lundi", NOW), index=False)
     later_start._KEPT.pop(services.db.engine, None)
 
-    app.warm_up(services)
+    services.warm_up()  # what app.warm_up runs, without freezing this process's collector
 
     kept = later_start._KEPT.get(services.db.engine)
     assert (kept is not None) is (services.db.dialect == "sqlite")  # SQLite's walk only
