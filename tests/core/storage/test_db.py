@@ -1,11 +1,13 @@
+import json
 import sqlite3
 import threading
 import uuid
+from datetime import datetime
 
 import pytest
 
 from core.errors import StorageUnavailable
-from core.storage.db import Database, WriteAfterRead
+from core.storage.db import Database, WriteAfterRead, qmark, run
 
 # SQLite itself: its files, PRAGMAs and FTS5 tables (tests/core/storage/test_postgres.py
 # checks the same on PostgreSQL).
@@ -148,3 +150,23 @@ def test_processes_opening_a_new_home_together_each_wait_their_turn(tmp_path):
         for database in databases:
             database.close()
         assert failures == [] and len(set(versions)) == 1, (round_, failures)
+
+
+def test_raw_sql_stores_dates_and_json_as_the_portable_statements_do(db):
+    # run() hands `?` SQL straight to SQLite; what it stores must not differ from the portable
+    # statement() path (and from what the ORM reads back).
+    moment = datetime(2025, 5, 17, 9, 30)  # no microseconds: isoformat() would drop them
+    facts = {"lieu": ["Lyon", "é"], "n": 1}
+    with db.session() as session:
+        conn = session.connection()
+        run(conn, "CREATE TEMP TABLE t (how TEXT, at TEXT, facts TEXT)")
+        run(conn, "INSERT INTO t VALUES (?, ?, ?)", ("run", moment, facts))
+        run(conn, "INSERT INTO t VALUES (?, ?, ?)", [("many", moment, ["x"]), ("none", None, 3)])
+        conn.execute(qmark("INSERT INTO t VALUES (?, ?, ?)", ("statement", moment, facts)))
+        rows = {r[0]: tuple(r[1:]) for r in run(conn, "SELECT how, at, facts FROM t").all()}
+        literal = run(conn, "SELECT '?:x', ?", (7,)).one()
+
+    assert rows["run"] == rows["statement"] == ("2025-05-17 09:30:00.000000", json.dumps(facts))
+    assert rows["many"] == ("2025-05-17 09:30:00.000000", '["x"]')
+    assert rows["none"] == (None, "3")
+    assert tuple(literal) == ("?:x", 7)
