@@ -107,11 +107,25 @@ _NEW = re.compile(
 def change_cue_about(text: str, about: set[str]) -> bool:
     """Whether a message says that something changed, a "new" counting only when it qualifies
     one of these (folded) words: the old statement's or the question's."""
+    cued, qualified = _change_words(text)
+    if cued:
+        return True
+    if not qualified:
+        return False
+    about = {_singular(w) for w in about}
+    return any(words & about for words in qualified)
+
+
+@lru_cache(maxsize=TEXTS_CACHED)
+def _change_words(text: str) -> tuple[bool, tuple[frozenset[str], ...]]:
+    """Whether a message says a change in so many words, and the (singular) words each of its
+    "new"s qualifies: an update's search asks this of the same candidates many times."""
     folded = fold(text)
     if CHANGE_CUE.search(_NEW.sub(" ", folded)):
-        return True
-    about = {_singular(w) for w in about}
-    return any({_singular(w) for w in terms(m.group(2))} & about for m in _NEW.finditer(folded))
+        return True, ()
+    return False, tuple(
+        frozenset(_singular(w) for w in terms(m.group(2))) for m in _NEW.finditer(folded)
+    )
 
 
 def _singular(word: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -107,8 +107,9 @@ _SPOKEN = {
     FRENCH: ("est", "les", "pas", "une", "pour", "avec"),
     ENGLISH: ("the", "and", "you", "is", "for", "with"),
 }
-BOTH_SPOKEN = 0.05
-COVERED = 0.5  # share of a question's content words the glossary must render  # the other language's words in this share of the messages: it is spoken
+BOTH_SPOKEN = 0.05  # the other language's words in this share of the messages: it is spoken
+COVERED = 0.5  # share of a question's content words the glossary must render
+TEXTS_CACHED = 4096  # texts whose language is kept (language)
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 
 
@@ -148,9 +149,11 @@ _CONTRACTED = re.compile(r"(?i)\b(what|who|where|when|how|it|that|there)'s\b")
 _KEEP = {"c'est", "aujourd'hui", "qu'est-ce", "d'habitude", "s'appelle", "it's"}
 
 
+@lru_cache(maxsize=TEXTS_CACHED)
 def language(text: str) -> str | None:
     """French or English: which of them the glossary knows more of its words in (None: as
-    many, or none)."""
+    many, or none); kept for the texts last asked about (an update's search asks it of the
+    same candidates many times)."""
     tables = _tables()
     words = _words(_CONTRACTED.sub(r"\1 is", text.replace("’", "'")))
     counts = {
