@@ -47,6 +47,7 @@ from datetime import datetime
 from pathlib import Path
 
 import core.pipeline as pipeline_module
+from core.app.home import warm_up
 from tests.bench import synthetic
 from tests.bench.synthetic import build_archive, percentile
 from tests.fakes import FixedClock
@@ -255,7 +256,11 @@ async def run_messages(services, rounds: int, profile: bool) -> dict:
         return Request(surface="telegram", chat_id="bench", text=text, user_id="1001",
                        sender="Camille")  # fmt: skip
 
-    for text in MESSAGES[:5]:  # warm up: LiteLLM, the e5 model, Chroma segments, SQLite pages
+    # Started as the bot starts (core.app.home.warm_up: the model client, the e5 model, where
+    # each day's messages start; what is loaded then is frozen out of the collector's reach),
+    # then a few messages: Chroma segments, SQLite pages.
+    warm_up(services)
+    for text in MESSAGES[:5]:
         await services.assistant.handle(request(text))
     breakdown = Breakdown()
     instrument(services, breakdown)
