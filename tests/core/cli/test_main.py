@@ -172,3 +172,43 @@ def test_main_called_with_arguments_leaves_the_garbage_collector_alone():
     assert seen["context"] is True
     assert seen["after"] is True
     assert seen["frozen"] == 0
+
+
+# Whether the command started loading the embedding model before its own body ran.
+_EARLY_PROBE = """
+import json, sys
+from core import embeddings
+from core.cli.commands import context, remember
+from core.cli.main import main
+
+seen = {}
+context.run = remember.run = lambda args: seen.setdefault("early", sorted(embeddings._EARLY)) and 0
+if sys.argv[1] == "in-process":
+    main(sys.argv[2:])
+else:
+    sys.argv = ["elora", *sys.argv[2:]]
+    main()
+print(json.dumps(seen))
+"""
+
+
+def _early_probe(*argv: str, env: dict[str, str] | None = None) -> list:
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY_PROBE, *argv], capture_output=True, text=True, check=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    return json.loads(done.stdout)["early"]
+
+
+def test_a_one_shot_command_that_embeds_loads_the_model_while_it_starts():
+    # The model's load is native code: it runs beside the imports of a fresh `elora context`.
+    assert _early_probe("process", "context", "a question") == [[None, "auto"]]
+    assert _early_probe("process", "remember", "I like tea") == [[None, "auto"]]
+    bundled = {"ELORA_EMBEDDER_ENGINE": "bundled"}
+    assert _early_probe("process", "context", "a question", env=bundled) == [[None, "bundled"]]
+
+
+def test_no_model_is_loaded_early_in_process_or_for_another_embedder():
+    assert _early_probe("in-process", "context", "a question") == []
+    other = {"ELORA_EMBEDDER": "litellm:text-embedding-3-small"}
+    assert _early_probe("process", "context", "a question", env=other) == []
