@@ -28,6 +28,7 @@ SURFACE_MAY_IMPORT = {
     "core.clock",  # the clock protocol (MCP confirmations expire)
     "core.offload",  # how an async surface runs blocking front-door calls off its loop
     "core.memory.vocabulary",  # tiers, kinds and statuses it offers as choices
+    "core.preload",  # what a one-shot command starts loading before it imports the rest
 }
 # Services attributes a surface may read itself: everything else goes through core.app.
 SERVICES_MAY_READ = {"settings", "clock", "close"}

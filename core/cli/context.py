@@ -20,17 +20,6 @@ def services():
     return app.open_services()
 
 
-def load_model_early() -> None:
-    """Start loading the local embedding model while the command imports its modules and opens
-    the home (core.embeddings.load_early), unless the environment names another embedder (an
-    elora.toml naming one only wastes that load, on a thread of its own)."""
-    if os.environ.get("ELORA_EMBEDDER", "local") != "local":
-        return
-    from core.embeddings import load_early
-
-    load_early(os.environ.get("ELORA_EMBEDDER_ENGINE", "auto"))
-
-
 def print_json(data: Any) -> None:
     """Write JSON to stdout, UTF-8, dates as ISO strings."""
     out = _document or sys.stdout

@@ -100,7 +100,7 @@ def _run(argv: list[str], one_shot: bool = False) -> int:
         parser.print_help()
         return 2
     if one_shot and args._embeds is not None and args._embeds(args):
-        from core.cli.context import load_model_early
+        from core.preload import load_model_early
 
         load_model_early()  # while the command imports its modules and opens the home
     from core.errors import ConfigError, EloraError
