@@ -43,6 +43,7 @@ STORES = {
 # Each module allowed to hold SQL, and the tables it owns. Everyone else calls its methods.
 OWNERS: dict[str, set[str]] = {
     "core/storage/db.py": set(),  # connection pragmas, BEGIN, the WAL checkpoint
+    "core/storage/checkpoints.py": set(),  # the WAL checkpoint, on a thread of its own
     "core/storage/migrations.py": {"*"},  # the schema of every table
     "core/storage/dialect.py": set(),  # INSERT … ON CONFLICT, spelled per dialect
     # PostgreSQL (issue 16): the engine's locks and VACUUM; full-text search on both databases

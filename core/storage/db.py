@@ -43,6 +43,7 @@ from sqlmodel import Session
 
 from core.errors import StorageUnavailable
 from core.storage import postgres
+from core.storage.checkpoints import Checkpointer
 from core.storage.migrations import migrate
 from core.storage.models import JSONText
 from core.storage.writer_turn import WriterTurn
@@ -113,6 +114,7 @@ class Database:
         self._writer_thread: int | None = None
         self._replay_hooks: list[Callable[[], None]] = []
         self._opening = False
+        self._checkpoints: Checkpointer | None = None  # a file's WAL checkpoint (SQLite)
 
     @property
     def dialect(self) -> str:
@@ -163,6 +165,8 @@ class Database:
                 raise StorageUnavailable(f"database {self.url}: {exc}") from exc
         engine = create_engine(self.url, connect_args={"timeout": self.busy_timeout_ms / 1000})
         busy = int(self.busy_timeout_ms)
+        if self.path is not None:
+            self._checkpoints = Checkpointer(self.path)
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_conn, _record):
@@ -172,6 +176,9 @@ class Database:
             cur.execute(f"PRAGMA busy_timeout = {busy}")
             _set_wal(cur, busy / 1000)
             cur.execute("PRAGMA synchronous = NORMAL")
+            # The log goes back into the file on a thread of its own (core.storage.checkpoints),
+            # not in whichever commit takes it past SQLite's mark.
+            cur.execute("PRAGMA wal_autocheckpoint = 0")
             cur.execute("PRAGMA foreign_keys = ON")
             cur.execute("PRAGMA secure_delete = ON")
             cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
@@ -283,6 +290,9 @@ class Database:
             return  # SQLAlchemy's own call raises it properly; the turn ends at check-in
         self._give_writer()
         if commit:
+            checkpoints = self._checkpoints  # (close() may drop it meanwhile)
+            if checkpoints is not None:
+                checkpoints.wrote()
             self._after_write()
 
     def _begin_immediate(self, raw: sqlite3.Connection) -> None:
@@ -384,10 +394,13 @@ class Database:
             raw.close()
 
     def close(self) -> None:
-        """Dispose of every pooled connection."""
+        """Dispose of every pooled connection, then checkpoint what the log still holds."""
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+        if self._checkpoints is not None:
+            self._checkpoints.close()
+            self._checkpoints = None
 
 
 def statement(sql: str, params: dict[str, Any] | None = None) -> TextClause:

@@ -1,0 +1,85 @@
+import shutil
+import sqlite3
+import time
+
+import pytest
+
+from core.storage.db import Database
+
+# SQLite's write-ahead log, copied back into the file by a thread of the process instead of in
+# the commit that crosses SQLite's mark (core.storage.checkpoints).
+pytestmark = pytest.mark.sqlite_only
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=2000)
+    with database.session():  # create and migrate the file
+        pass
+    yield database
+    database.close()
+
+
+def _write(db: Database, rows: int, prefix: str = "k") -> None:
+    with db.session(write=True) as session:
+        conn = session.connection()
+        for n in range(rows):
+            conn.exec_driver_sql(
+                "INSERT INTO meta (key, value) VALUES (?, ?)", (f"{prefix}{n}", "x" * 2000)
+            )
+
+
+def _rows_in_the_file_itself(db: Database, tmp_path) -> int:
+    """The rows of `meta` the database file holds without its log (a copy of the file alone)."""
+    alone = tmp_path / "alone.db"
+    shutil.copyfile(db.path, alone)
+    conn = sqlite3.connect(alone)
+    try:
+        return conn.execute("SELECT count(*) FROM meta WHERE key LIKE 'k%'").fetchone()[0]
+    except sqlite3.DatabaseError:  # copied while a checkpoint was writing it
+        return -1
+    finally:
+        conn.close()
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_no_connection_checkpoints_in_its_own_commit(db):
+    with db.engine.connect() as first, db.engine.connect() as second:
+        for conn in (first, second):
+            assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one() == 0
+
+
+def test_written_pages_reach_the_file_after_the_write(db, tmp_path):
+    # Kept open by another reader, the log is never folded back by a last connection closing:
+    # only the process's checkpoint brings the rows into the file.
+    reader = sqlite3.connect(db.path)
+    try:
+        before = db._checkpoints.runs
+        _write(db, 1500)  # ~3,000 pages: past SQLite's 1,000-page mark
+
+        assert _wait_for(lambda: db._checkpoints.runs > before)
+        assert _wait_for(lambda: _rows_in_the_file_itself(db, tmp_path) == 1500)
+    finally:
+        reader.close()
+
+
+def test_closing_checkpoints_what_the_log_still_holds(db, tmp_path):
+    reader = sqlite3.connect(db.path)
+    try:
+        _write(db, 200)
+        db.close()  # at once: the thread may not have had its turn yet
+
+        assert _rows_in_the_file_itself(db, tmp_path) == 200
+        _write(db, 50, prefix="k-again-")  # reopened: checkpointed again after its writes
+        db.close()
+        assert _rows_in_the_file_itself(db, tmp_path) == 250
+    finally:
+        reader.close()
