@@ -11,15 +11,6 @@ from core.storage.db import Database
 pytestmark = pytest.mark.sqlite_only
 
 
-@pytest.fixture
-def db(tmp_path):
-    database = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=2000)
-    with database.session():  # create and migrate the file
-        pass
-    yield database
-    database.close()
-
-
 def _write(db: Database, rows: int, prefix: str = "k") -> None:
     with db.session(write=True) as session:
         conn = session.connection()

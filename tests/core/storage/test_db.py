@@ -14,15 +14,6 @@ from core.storage.db import Database, WriteAfterRead, qmark, run
 pytestmark = pytest.mark.sqlite_only
 
 
-@pytest.fixture
-def db(tmp_path):
-    database = Database(f"sqlite:///{tmp_path / 'elora.db'}", busy_timeout_ms=50)
-    with database.session():  # create and migrate the file
-        pass
-    yield database
-    database.close()
-
-
 def test_every_connection_uses_wal_and_secure_delete(db):
     with db.engine.connect() as first, db.engine.connect() as second:
         for conn in (first, second):
