@@ -130,15 +130,11 @@ class EntrySearch:
         if not uuids:
             return {}
         marks = ",".join("?" * len(uuids))
-        with self.db.session() as session:
-            rows = (
-                session.connection()
-                .exec_driver_sql(
-                    f"SELECT uuid, status, scope, tier FROM memory_entries WHERE uuid IN ({marks})",
-                    tuple(uuids),
-                )
-                .all()
-            )
+        with self.db.reading() as conn:
+            rows = conn.exec_driver_sql(
+                f"SELECT uuid, status, scope, tier FROM memory_entries WHERE uuid IN ({marks})",
+                tuple(uuids),
+            ).all()
         return {r[0]: {"status": r[1], "scope": r[2], "tier": r[3]} for r in rows}
 
     @staticmethod
@@ -180,9 +176,9 @@ class EntrySearch:
                 marks, named = fulltext.in_list(name, list(values))
                 where.append(f"e.{name} IN {marks}")
                 params.update(named)
-        with self.db.session() as session:
+        with self.db.reading() as conn:
             rows = fulltext.matching(
-                session.connection(), "entries", match, select="e.uuid", alias="e",
+                conn, "entries", match, select="e.uuid", alias="e",
                 where=" AND ".join(where), params=params, limit=limit,
             )  # fmt: skip
         return dict(zip([r[0] for r in rows], normalise_bm25([r[1] for r in rows]), strict=True))

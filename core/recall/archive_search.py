@@ -240,9 +240,9 @@ def _window_sql(window: TimeWindow | None, chats: Sequence[str] | None) -> tuple
 def _window_counts(services, window: TimeWindow | None, chats) -> tuple[int, int]:
     """How many chunks the window selects, and how many the archive holds (one query)."""
     sql, params = _window_sql(window, chats)
-    with services.db.session() as session:
+    with services.db.reading() as conn:
         row = run(
-            session.connection(),
+            conn,
             f"SELECT (SELECT count(*) {sql}), (SELECT count(*) FROM chunks)",
             tuple(params),
         ).one()
@@ -251,8 +251,8 @@ def _window_counts(services, window: TimeWindow | None, chats) -> tuple[int, int
 
 def _chunk_count(services) -> int:
     """How many chunks the archive holds."""
-    with services.db.session() as session:
-        return run(session.connection(), "SELECT count(*) FROM chunks").scalar_one()
+    with services.db.reading() as conn:
+        return run(conn, "SELECT count(*) FROM chunks").scalar_one()
 
 
 def _window_ids(
@@ -263,8 +263,8 @@ def _window_ids(
     sql, params = _window_sql(window, chats)
     if indexed:
         sql += " AND vector_state = 'indexed'"
-    with services.db.session() as session:
-        rows = run(session.connection(), f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
+    with services.db.reading() as conn:
+        rows = run(conn, f"SELECT id {sql} LIMIT ?", (*params, limit)).all()
     return [r[0] for r in rows]
 
 
@@ -290,9 +290,9 @@ def _lexical(services, query, limit, window, chats) -> dict[str, float]:
         marks, named = fulltext.in_list("chat", list(chats))
         where.append(f"c.chat_id IN {marks}")
         params.update(named)
-    with services.db.session() as session:
+    with services.db.reading() as conn:
         rows = fulltext.matching(
-            session.connection(), "chunks", match, select="c.id", alias="c",
+            conn, "chunks", match, select="c.id", alias="c",
             where=" AND ".join(where), params=params, limit=limit,
         )  # fmt: skip
     return {r[0]: r[1] for r in rows}
@@ -302,9 +302,9 @@ def _chunks(services, ids: list[str]) -> list[dict[str, Any]]:
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    with services.db.session() as session:
+    with services.db.reading() as conn:
         rows = run(
-            session.connection(),
+            conn,
             "SELECT id, kind, surface, chat_id, text, message_ids, speakers, first_at, last_at, "
             f"rowid FROM chunks WHERE id IN ({marks})",
             tuple(ids),
@@ -330,8 +330,7 @@ def attach_neighbours(services: Services, hit: ArchiveHit, before: int = 2, afte
     """Bring the messages around a short single-message hit, which rarely stands on its own."""
     if hit.kind != "message" or len(hit.text) > SHORT_MESSAGE_CHARS:
         return
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         anchor = run(
             conn,
             "SELECT sent_at FROM captures WHERE surface = ? AND chat_id = ? AND message_id = ?",

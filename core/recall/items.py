@@ -119,9 +119,9 @@ def message_sources(services: Services, hit: ArchiveHit) -> list[dict[str, Any]]
     # a plain ORDER BY sent_at makes SQLite walk the chat's whole (chat_id, sent_at) index.
     # (PostgreSQL has no unary + on timestamps and its planner needs no such hint.)
     order = "+sent_at" if services.db.dialect == "sqlite" else "sent_at"
-    with services.db.session() as session:
+    with services.db.reading() as conn:
         rows = run(
-            session.connection(),
+            conn,
             "SELECT message_id, sent_at, sender, role FROM captures "
             f"WHERE surface = ? AND chat_id = ? AND message_id IN ({marks}) ORDER BY {order}",
             (hit.surface, hit.chat_id, *hit.message_ids),

@@ -66,8 +66,7 @@ def named_speakers(services: Services, question: str, chats: Sequence[str] | Non
         marks, params = fulltext.in_list("chat", list(chats))
         where = f"c.chat_id IN {marks}"
     found = []
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         # Any one message will do: FTS5 yields its own rowid order unsorted, so no rank is
         # computed over a name's every message (milliseconds at 100k messages).
         fts = fulltext.INDEXES["captures"].fts

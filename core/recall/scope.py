@@ -19,20 +19,16 @@ def visible_chats(services: Services, user_id: str | None) -> list[str] | None:
         return None
     # The user's chats one index seek each (ix_captures_user_chat), not every message they
     # sent: a loose index scan, in one statement on SQLite and PostgreSQL alike.
-    with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                "WITH RECURSIVE mine(chat) AS ("
-                "SELECT min(chat_id) FROM captures WHERE user_id = ? "
-                "UNION ALL SELECT (SELECT min(chat_id) FROM captures "
-                "WHERE user_id = ? AND chat_id > mine.chat) FROM mine WHERE mine.chat IS NOT NULL"
-                ") SELECT chat FROM mine WHERE chat IS NOT NULL "
-                "UNION SELECT chat_id FROM chat_imports WHERE imported_by = ?",
-                (str(user_id), str(user_id), str(user_id)),
-            )
-            .all()
-        )
+    with services.db.reading() as conn:
+        rows = conn.exec_driver_sql(
+            "WITH RECURSIVE mine(chat) AS ("
+            "SELECT min(chat_id) FROM captures WHERE user_id = ? "
+            "UNION ALL SELECT (SELECT min(chat_id) FROM captures "
+            "WHERE user_id = ? AND chat_id > mine.chat) FROM mine WHERE mine.chat IS NOT NULL"
+            ") SELECT chat FROM mine WHERE chat IS NOT NULL "
+            "UNION SELECT chat_id FROM chat_imports WHERE imported_by = ?",
+            (str(user_id), str(user_id), str(user_id)),
+        ).all()
     return sorted(r[0] for r in rows)
 
 
@@ -43,8 +39,7 @@ def search_scope(services: Services, chats: list[str] | None) -> list[str] | Non
     this look is not in `chats`: callers drop what such a search finds outside them."""
     if chats is None:
         return None
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         if not chats:
             return (
                 chats

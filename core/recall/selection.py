@@ -131,8 +131,7 @@ def attach_context(services: Services, items: list[Evidence], shown: set[int]) -
         if item.first.context_rowid and len(item.first.text) <= SHORT_TURN_CHARS
     }
     asking = {item.first.rowid: item for item in items if item.first.asks}
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         if asking:
             marks = ",".join("?" * len(asking))
             answers = conn.exec_driver_sql(

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.archive.turns import TURN_CHARS, blob_vector
-from core.errors import EloraError
 from core.offload import beside
 from core.recall.archive_search import (
     LEXICAL_WEIGHT,
@@ -34,6 +33,7 @@ from core.recall.crosslingual import language
 from core.recall.later_start import first_rowid_since
 from core.recall.lexical import fold, normalise_bm25, saturate_bm25, terms
 from core.recall.timeparse import TimeWindow
+from core.recall.turn_probe import nearest_turns
 from core.recall.vocabulary import Vocabulary
 from core.storage import fulltext
 from core.storage.db import db_time, from_db_time
@@ -56,7 +56,6 @@ DENSE_PROBE = 160
 PRESENT_PROBE = 4
 LEXICAL_FETCH = 40  # single messages found by their words
 RAREST = 5  # the question's rarest words nominate them
-PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
 DATED_FETCH = 200  # messages naming a date inside the question's period
 # A turn's score: its own key and words, plus a share of its window's score (a turn inside a
 # window about the question is likelier evidence than the same words elsewhere), over 1 + share.
@@ -160,8 +159,7 @@ def _turns(
         shift = _level(near) - _level(other) if near and other else 0.0
         for capture_id, similarity in other.items():
             near[capture_id] = max(similarity + shift, near.get(capture_id, -1.0))
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         candidates = _saying(services, conn, near, vocabulary, alone)
         windows = searching.result()
         candidates |= _window_turns(conn, [h.rowid for h in windows if h.kind != "part"])
@@ -272,13 +270,11 @@ def _key_texts(services, keys: dict[int, tuple[str, int | None]]):
     texts: dict[int, str] = {}
     if wanted:
         marks = ",".join("?" * len(wanted))
-        with services.db.session() as session:
+        with services.db.reading() as conn:
             texts = dict(
-                session.connection()
-                .exec_driver_sql(
+                conn.exec_driver_sql(
                     f"SELECT rowid, text FROM captures WHERE rowid IN ({marks})", tuple(wanted)
-                )
-                .all()
+                ).all()
             )
     return {rowid: (text, ctx, texts.get(ctx)) for rowid, (text, ctx) in keys.items()}
 
@@ -301,84 +297,6 @@ def _key_information(keys: dict[int, tuple], vocabulary: Vocabulary) -> dict[int
         for rowid, ctx in needy.items():
             said[rowid] += CONTEXT_SAYS * around.get(ctx, 0.0)
     return said
-
-
-def nearest_turns(
-    services: Services,
-    vector: np.ndarray | None,
-    fetch: int,
-    window: TimeWindow | None = None,
-    chats: Sequence[str] | None = None,
-    after: datetime | None = None,
-) -> dict[str, float]:
-    """The turns nearest to a vector (at most `fetch`), sent in the window (after `after`), in
-    the chats: {capture id: cosine}. Probed unfiltered and filtered here: Chroma's own filter
-    costs CPU in proportion to the whole collection, so it is asked only for a user's scope
-    (a guest's few chats); a period's or a date's few near turns are enough, since the windows
-    and the words find the rest."""
-    if vector is None:
-        return {}
-    low = max(
-        [_epoch(m) for m in (window.start if window else None, after) if m is not None],
-        default=None,
-    )
-    high = _epoch(window.end) if window is not None and window.end is not None else None
-    allowed = set(chats) if chats is not None else None
-
-    def passes(meta: dict) -> bool:
-        sent = meta.get("sent_at", 0)
-        return (
-            (low is None or sent >= low)
-            and (high is None or sent < high)
-            and (allowed is None or meta.get("chat_id") in allowed)
-        )
-
-    try:
-        filtered = low is not None or high is not None or allowed is not None
-        probe = fetch * PROBE_FACTOR if filtered else fetch  # headroom only for what is dropped
-        # Ids and distances only: Chroma's metadata costs more than the search; what the
-        # filter needs is read from the captures.
-        hits = services.vectors.query("turns", vector.tolist(), probe, metadata=False)
-        if filtered:
-            meta = turn_meta(services, [h.id for h in hits])
-            kept = [h for h in hits if h.id in meta and passes(meta[h.id])]
-        else:
-            kept = hits
-        if allowed is not None and len(kept) < fetch and len(hits) == probe:
-            clauses: list[dict] = []
-            if low is not None:
-                clauses.append({"sent_at": {"$gte": low}})
-            if high is not None:
-                clauses.append({"sent_at": {"$lt": high}})
-            if allowed is not None:
-                clauses.append({"chat_id": {"$in": sorted(allowed)}})
-            where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
-            kept = services.vectors.query("turns", vector.tolist(), fetch, where, metadata=False)
-    except EloraError as exc:
-        log.warning("turn vector search failed, windows and words only: %s", exc)
-        return {}
-    return {h.id: h.similarity for h in kept[:fetch]}
-
-
-def _epoch(moment: datetime) -> int:
-    return int((moment - datetime(1970, 1, 1)).total_seconds())
-
-
-def turn_meta(services: Services, capture_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """What a turn's vector metadata says (chat, epoch sent), read from the captures."""
-    if not capture_ids:
-        return {}
-    marks = ",".join("?" * len(capture_ids))
-    with services.db.session() as session:
-        rows = (
-            session.connection()
-            .exec_driver_sql(
-                f"SELECT id, chat_id, sent_at FROM captures WHERE id IN ({marks})",
-                tuple(capture_ids),
-            )
-            .all()
-        )
-    return {r[0]: {"chat_id": r[1], "sent_at": _epoch(from_db_time(r[2]))} for r in rows}
 
 
 def rowids_of(conn, capture_ids: list[str]) -> dict[str, int]:
@@ -404,8 +322,7 @@ def turn_hits(
 ) -> list[TurnHit]:
     """These turns, and the `limit` best by BM25 for `match` sent after `after` (or before
     `before`), unscored."""
-    with services.db.session() as session:
-        conn = session.connection()
+    with services.db.reading() as conn:
         ids = set(rowids_of(conn, capture_ids).values())
         if match and after is not None and before is None and fulltext.dialect(conn) == "sqlite":
             ids |= set(later_by_words(conn, match.only("text"), after, chats, limit))

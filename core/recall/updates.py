@@ -47,7 +47,8 @@ from core.recall.change_cues import (
 )
 from core.recall.crosslingual import language, translate
 from core.recall.lexical import terms
-from core.recall.turn_search import TurnHit, turn_hits, turn_meta
+from core.recall.turn_probe import turn_meta
+from core.recall.turn_search import TurnHit, turn_hits
 from core.recall.vocabulary import Vocabulary
 
 if TYPE_CHECKING:

@@ -62,8 +62,7 @@ class Vocabulary:
         missing = [q for q in wanted if q not in self.documents]
         if not missing and self.total:
             return
-        with self.services.db.session() as session:
-            conn = session.connection()
+        with self.services.db.reading() as conn:
             if not self.total:
                 self.total = conn.exec_driver_sql("SELECT max(rowid) FROM captures").scalar() or 1
                 self._share(conn)

@@ -332,10 +332,24 @@ class Database:
         `write=True` for read-modify-write work: the write lock is taken at BEGIN.
         """
         engine = self.engine.execution_options(elora_immediate=True) if write else self.engine
+        with self._unavailable(), Session(engine) as session:
+            yield session
+            session.commit()
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A pooled connection for raw SQL reads, in one deferred transaction that ends like a
+        session's. No ORM session: building and committing one costs about as much as a
+        short read itself, and recall makes dozens of them per question."""
+        with self._unavailable(), self.engine.connect() as conn:
+            yield conn
+            conn.commit()
+
+    @contextmanager
+    def _unavailable(self) -> Iterator[None]:
+        """Errors that mean the database cannot be used, as StorageUnavailable."""
         try:
-            with Session(engine) as session:
-                yield session
-                session.commit()
+            yield
         except DBAPIError as exc:
             if is_unavailable(exc):
                 raise StorageUnavailable(f"database unavailable: {exc.orig}") from exc
@@ -372,8 +386,8 @@ class Database:
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Every row of one raw SQL query (`?` placeholders), in its own short transaction."""
-        with self.session() as session:
-            return list(session.connection().execute(qmark(sql, params)).all())
+        with self.reading() as conn:
+            return list(conn.execute(qmark(sql, params)).all())
 
     def execute(self, sql: str, params: tuple = ()) -> int:
         """Run one raw SQL statement (`?` placeholders) in its own transaction; the number of

@@ -1,0 +1,134 @@
+"""The turns nearest to a vector, kept to a reader's chats and a period.
+
+Chroma's own metadata filter costs CPU in proportion to the whole collection, so the `turns`
+collection is probed unfiltered, deeper than wanted, and the hits are filtered here from the
+captures. Reading a hit's chat and date costs about what finding it did (some 9 µs a hit at
+100k messages), so the probe is only as deep as the filter needs:
+
+- a period keeps few hits: the probe is PROBE_FACTOR times deeper, and what it keeps is
+  enough (the windows and the words find the rest);
+- a reader's chats keep a share of the hits that changes little from one question to the
+  next (a guest of most chats: nearly all of them). Each scope's last share sets how deep its
+  next probe goes (with HEADROOM); a probe that falls short is made PROBE_FACTOR times deeper,
+  and only when that falls short too does Chroma filter.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.errors import EloraError
+from core.recall.timeparse import TimeWindow
+from core.storage.db import from_db_time
+
+if TYPE_CHECKING:
+    from core.services import Services
+
+log = logging.getLogger(__name__)
+
+PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
+HEADROOM = 1.25  # a scope's probe: this much deeper than its last share of passing hits needs
+SCOPES_KEPT = 256  # scopes whose share is remembered (a process serves a few readers)
+
+# The share of a probe's hits that passed each scope's filter last time (no period).
+_passed: dict[frozenset[str], float] = {}
+
+
+def nearest_turns(
+    services: Services,
+    vector: np.ndarray | None,
+    fetch: int,
+    window: TimeWindow | None = None,
+    chats: Sequence[str] | None = None,
+    after: datetime | None = None,
+) -> dict[str, float]:
+    """The turns nearest to a vector (at most `fetch`), sent in the window (after `after`), in
+    the chats: {capture id: cosine}."""
+    if vector is None:
+        return {}
+    low = max(
+        [_epoch(m) for m in (window.start if window else None, after) if m is not None],
+        default=None,
+    )
+    high = _epoch(window.end) if window is not None and window.end is not None else None
+    allowed = frozenset(chats) if chats is not None else None
+    dated = low is not None or high is not None
+
+    def passes(meta: dict) -> bool:
+        sent = meta.get("sent_at", 0)
+        return (
+            (low is None or sent >= low)
+            and (high is None or sent < high)
+            and (allowed is None or meta.get("chat_id") in allowed)
+        )
+
+    try:
+        if not dated and allowed is None:
+            hits = services.vectors.query("turns", vector.tolist(), fetch, metadata=False)
+            return {h.id: h.similarity for h in hits}
+        deepest = fetch * PROBE_FACTOR
+        share = None if dated else _passed.get(allowed)
+        probe = deepest if share is None else _depth(fetch, share)
+        meta: dict[str, dict[str, Any]] = {}
+        hits, kept = _probe(services, vector, probe, passes, meta, dated)
+        if len(kept) < fetch and len(hits) == probe and probe < deepest:
+            probe = deepest
+            hits, kept = _probe(services, vector, probe, passes, meta, dated)
+        if not dated and hits:
+            if len(_passed) >= SCOPES_KEPT:
+                _passed.clear()
+            _passed[allowed] = len(kept) / len(hits)
+        if allowed is not None and len(kept) < fetch and len(hits) == probe:
+            clauses: list[dict] = []
+            if low is not None:
+                clauses.append({"sent_at": {"$gte": low}})
+            if high is not None:
+                clauses.append({"sent_at": {"$lt": high}})
+            clauses.append({"chat_id": {"$in": sorted(allowed)}})
+            where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+            kept = services.vectors.query("turns", vector.tolist(), fetch, where, metadata=False)
+    except EloraError as exc:
+        log.warning("turn vector search failed, windows and words only: %s", exc)
+        return {}
+    return {h.id: h.similarity for h in kept[:fetch]}
+
+
+def _depth(fetch: int, share: float) -> int:
+    """How deep to probe for `fetch` hits in a scope that kept `share` of them last time."""
+    needed = fetch * HEADROOM / max(share, 1 / PROBE_FACTOR)
+    return min(fetch * PROBE_FACTOR, max(fetch + 1, math.ceil(needed)))
+
+
+def _probe(services, vector, probe: int, passes: Callable[[dict], bool], meta, dated: bool):
+    """The `probe` nearest turns, and those of them that pass; `meta` keeps what was read."""
+    hits = services.vectors.query("turns", vector.tolist(), probe, metadata=False)
+    meta.update(turn_meta(services, [h.id for h in hits if h.id not in meta], dated))
+    return hits, [h for h in hits if h.id in meta and passes(meta[h.id])]
+
+
+def turn_meta(
+    services: Services, capture_ids: list[str], dated: bool = True
+) -> dict[str, dict[str, Any]]:
+    """What a turn's vector metadata says (chat, and epoch sent unless not `dated`), read from
+    the captures."""
+    if not capture_ids:
+        return {}
+    marks = ",".join("?" * len(capture_ids))
+    columns = "id, chat_id, sent_at" if dated else "id, chat_id"
+    with services.db.reading() as conn:
+        rows = conn.exec_driver_sql(
+            f"SELECT {columns} FROM captures WHERE id IN ({marks})", tuple(capture_ids)
+        ).all()
+    if not dated:
+        return {r[0]: {"chat_id": r[1]} for r in rows}
+    return {r[0]: {"chat_id": r[1], "sent_at": _epoch(from_db_time(r[2]))} for r in rows}
+
+
+def _epoch(moment: datetime) -> int:
+    return int((moment - datetime(1970, 1, 1)).total_seconds())
