@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ClassVar, Protocol
 
 import numpy as np
@@ -14,6 +14,8 @@ import numpy as np
 from core.errors import EmbedderError
 
 log = logging.getLogger(__name__)
+
+_CORES = os.cpu_count() or 1
 
 
 class Embedder(Protocol):
@@ -56,6 +58,7 @@ class LocalE5Embedder:
         self._threads = threads
         self._engine = engine
         self._lock = threading.Lock()
+        self._half: ThreadPoolExecutor | None = None
         self.kernel: str | None = None
 
     def _load(self):
@@ -78,9 +81,29 @@ class LocalE5Embedder:
         return np.asarray(self._load().query(text), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """The vectors of several search queries, in one batch (same vectors as one by one)."""
-        vectors = self._load().query(list(texts))
+        """The vectors of several search queries (the same vectors as one by one).
+
+        A question is embedded with its other renderings (core.recall.pack), and the engine
+        runs one call on one core: on a machine with more, the batch is cut in two halves of
+        about as many characters, embedded at once (a question's three texts: 14 -> 9 ms)."""
+        texts = list(texts)
+        model = self._load()
+        cut = _halfway(texts) if _CORES > 1 else 0
+        if not cut:
+            vectors = model.query(texts)
+        else:
+            first = self._helper().submit(model.query, texts[:cut])
+            vectors = [*model.query(texts[cut:])]
+            vectors[:0] = first.result()
         return np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+
+    def _helper(self) -> ThreadPoolExecutor:
+        """The thread that embeds the first half of a query batch."""
+        if self._half is None:
+            with self._lock:
+                if self._half is None:
+                    self._half = ThreadPoolExecutor(1, thread_name_prefix="elora-e5-half")
+        return self._half
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         """The vectors of stored passages, in one batch."""
@@ -143,6 +166,17 @@ class LiteLLMEmbedder:
     def calibrate(self, similarity: float, kind: str = "query") -> float:
         """General-purpose embedders already spread cosine over [0, 1]."""
         return float(min(1.0, max(0.0, similarity)))
+
+
+def _halfway(texts: list[str]) -> int:
+    """Where to cut a batch into two halves of about as many characters (0: do not cut)."""
+    if len(texts) < 2:
+        return 0
+    total, seen, sizes = sum(map(len, texts)), 0, []
+    for text in texts[:-1]:
+        seen += len(text)
+        sizes.append(max(seen, total - seen))  # the longer half, cut after this text
+    return 1 + sizes.index(min(sizes))
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

@@ -1,3 +1,5 @@
+import threading
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,38 @@ def test_a_model_that_failed_to_load_early_fails_its_embedder_with_the_reason(mo
     with pytest.raises(EmbedderError, match="weights unreadable"):
         failing.embed_query("bonjour")
     assert (1, "bundled") not in embeddings._EARLY
+
+
+def test_a_query_batch_is_cut_in_two_halves_embedded_at_once_in_order(embedder, monkeypatch):
+    from core import embeddings
+
+    monkeypatch.setattr(embeddings, "_CORES", 2)
+    texts = [query for query, _, _ in PARAPHRASES]
+    model = embedder._load()
+    calls: list[tuple[str, int]] = []
+    query = model.query
+
+    def recorded(batch):
+        calls.append((threading.current_thread().name, len(batch)))
+        return query(batch)
+
+    monkeypatch.setattr(model, "query", recorded)
+
+    vectors = embedder.embed_queries(texts)
+
+    # Two engine calls, one of them on the helper thread, sharing out the texts...
+    assert len(calls) == 2 and sum(n for _, n in calls) == len(texts)
+    assert any(name.startswith("elora-e5-half") for name, _ in calls)
+    # ... and the vectors of the texts, in their order.
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, np.asarray(query([text])[0]), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "cut"),
+    [([40], 0), ([5, 5], 1), ([25, 30, 10], 1), ([10, 10, 30], 2), ([50, 1, 1], 1)],
+)
+def test_a_batch_is_cut_where_its_halves_hold_about_as_many_characters(sizes, cut):
+    from core.embeddings import _halfway
+
+    assert _halfway(["x" * n for n in sizes]) == cut
