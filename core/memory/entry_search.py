@@ -81,23 +81,29 @@ class EntrySearch:
                     cosine[uuid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
             except EloraError as exc:
                 log.warning("could not score lexical hits by vector: %s", exc)
-        rows = self.by_uuids(list(set(cosine) | set(lexical)))
+        # Ranked on the few fields the score reads; only the `limit` best are loaded whole.
         calibrate = self.vectorspace.embedder.calibrate
-        hits = []
-        for uuid, row in rows.items():
-            if row.status not in statuses or (scopes and row.scope not in scopes):
-                continue
-            if tiers and row.tier not in tiers:
+        ranked = []
+        for uuid, fields in self._filter_fields(list(set(cosine) | set(lexical))).items():
+            if not self._passes(fields, scopes, statuses, tiers):
                 continue
             lex = lexical.get(uuid, 0.0)
             sim = cosine.get(uuid)
             base = LEXICAL_WEIGHT * lex + (VECTOR_WEIGHT * calibrate(sim) if sim is not None else 0)
             if degraded:
                 base = lex
-            weight = self.importance_weight.get(row.importance, 1.0)
-            hits.append(EntryHit(row, round(base * weight, 4), sim, lex))
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:limit], degraded
+            weight = self.importance_weight.get(fields["importance"], 1.0)
+            ranked.append((round(base * weight, 4), uuid, sim, lex))
+        ranked.sort(key=lambda r: r[0], reverse=True)
+        rows = self.by_uuids([uuid for _, uuid, _, _ in ranked[:limit]])
+        hits = []
+        for score, uuid, sim, lex in ranked[:limit]:
+            row = rows.get(uuid)
+            # An entry changed since its fields were read is taken as it is now.
+            fields = {"status": row.status, "scope": row.scope, "tier": row.tier} if row else {}
+            if row is not None and self._passes(fields, scopes, statuses, tiers):
+                hits.append(EntryHit(row, score, sim, lex))
+        return hits, degraded
 
     def _nearest(self, qvec, fetch, scopes, statuses, tiers) -> dict[str, float]:
         """The `fetch` nearest entries that pass the filters, as {uuid: cosine}.
@@ -126,16 +132,20 @@ class EntrySearch:
         return {h.id: h.similarity for h in kept[:fetch]}
 
     def _filter_fields(self, uuids: list[str]) -> dict[str, dict[str, Any]]:
-        """Status, scope and tier of these entries, by uuid (what `_passes` reads)."""
+        """Status, scope, tier (what `_passes` reads) and importance of these entries, by
+        uuid."""
         if not uuids:
             return {}
         marks = ",".join("?" * len(uuids))
         with self.db.reading() as conn:
             rows = conn.exec_driver_sql(
-                f"SELECT uuid, status, scope, tier FROM memory_entries WHERE uuid IN ({marks})",
+                "SELECT uuid, status, scope, tier, importance FROM memory_entries "
+                f"WHERE uuid IN ({marks})",
                 tuple(uuids),
             ).all()
-        return {r[0]: {"status": r[1], "scope": r[2], "tier": r[3]} for r in rows}
+        return {
+            r[0]: {"status": r[1], "scope": r[2], "tier": r[3], "importance": r[4]} for r in rows
+        }
 
     @staticmethod
     def _passes(meta: dict[str, Any], scopes, statuses, tiers) -> bool:
