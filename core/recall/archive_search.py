@@ -158,9 +158,9 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
     with headroom and the hits filtered here; what lies between is searched among its indexed
     chunks' ids, read here (AMONG_MAX at most: 10-13 ms for 400-5,000 ids), and only a window
     larger still goes through Chroma's filter. A user's scope (`chats`) is a filter of the same
-    kind. An archive of EXACT_MAX chunks or fewer is scored exactly whatever the window: the
-    approximate index can miss the best of a few hundred windows when many of them are alike
-    (a chat's repeated small talk).
+    kind: a guest of most chats is searched unfiltered too. An archive of EXACT_MAX chunks or
+    fewer is scored exactly whatever the window: the approximate index can miss the best of a
+    few hundred windows when many of them are alike (a chat's repeated small talk).
     """
     bounded = window is not None and (window.start is not None or window.end is not None)
     among = None
@@ -179,12 +179,18 @@ def _nearest(services, query_vector, fetch, window, chats) -> dict[str, float]:
             total = _chunk_count(services)
             if total <= EXACT_MAX or inside <= total / EXACT_RATIO:
                 return _exact(services, query_vector, fetch, ids)
-        elif chats is None:
+        else:
             inside, total = _window_counts(services, window, chats)
-        if chats is None and inside * 2 >= total:
+        if inside * 2 >= total:
             probe = fetch * PROBE_FACTOR
             hits = services.vectors.query("archive", query_vector.tolist(), probe)
-            kept = [h for h in hits if _starts_inside(window, h.metadata.get("first_at"))]
+            allowed = set(chats) if chats is not None else None
+            kept = [
+                h
+                for h in hits
+                if _starts_inside(window, h.metadata.get("first_at"))
+                and (allowed is None or h.metadata.get("chat_id") in allowed)
+            ]
             if len(kept) >= fetch or len(hits) < probe:
                 return {hit.id: hit.similarity for hit in kept[:fetch]}
         indexed = _window_ids(services, window, chats, AMONG_MAX + 1, indexed=True)
@@ -206,8 +212,10 @@ def _exact(services, query_vector, fetch, ids: list[str]) -> dict[str, float]:
     return {keys[i]: float(sims[i]) for i in np.argsort(-sims)[:fetch]}
 
 
-def _starts_inside(window: TimeWindow, first_at: int | None) -> bool:
+def _starts_inside(window: TimeWindow | None, first_at: int | None) -> bool:
     """The vector filter's test (first_at in [start, end)), on a hit's metadata."""
+    if window is None:
+        return True
     if first_at is None:
         return False
     if window.start is not None and first_at < _epoch(window.start):

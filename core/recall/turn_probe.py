@@ -6,11 +6,13 @@ captures. Reading a hit's chat and date costs about what finding it did (some 9 
 100k messages), so the probe is only as deep as the filter needs:
 
 - a period keeps few hits: the probe is PROBE_FACTOR times deeper, and what it keeps is
-  enough (the windows and the words find the rest);
+  enough (the windows and the words find the rest), unless the reader's chats are what left
+  it short (a scope holding less than WIDE of the hits);
 - a reader's chats keep a share of the hits that changes little from one question to the
-  next (a guest of most chats: nearly all of them). Each scope's last share sets how deep its
-  next probe goes (with HEADROOM); a probe that falls short is made PROBE_FACTOR times deeper,
-  and only when that falls short too does Chroma filter.
+  next (a guest of most chats: nearly all of them; of a few: a tenth or so). Each scope's last
+  share sets how deep its next probe goes (with HEADROOM); a probe that falls short goes as
+  deep as the share it kept needs, up to MAX_PROBE, and only a scope keeping too few hits for
+  that is left to Chroma's filter.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ log = logging.getLogger(__name__)
 
 PROBE_FACTOR = 4  # an unfiltered probe this much deeper, filtered here (Chroma's filter is slow)
 HEADROOM = 1.25  # a scope's probe: this much deeper than its last share of passing hits needs
+# The deepest probe of a scope: at 100k messages, a probe of 5,000 with its hits' chats read
+# costs about 50 ms, Chroma's filter 90-110 ms whatever the depth asked.
+MAX_PROBE = 5000
+WIDE = 0.5  # a scope holding this share of a probe's hits is not what leaves a period's short
 SCOPES_KEPT = 256  # scopes whose share is remembered (a process serves a few readers)
 
 # The share of a probe's hits that passed each scope's filter last time (no period).
@@ -72,19 +78,26 @@ def nearest_turns(
         if not dated and allowed is None:
             hits = services.vectors.query("turns", vector.tolist(), fetch, metadata=False)
             return {h.id: h.similarity for h in hits}
-        deepest = fetch * PROBE_FACTOR
-        share = None if dated else _passed.get(allowed)
-        probe = deepest if share is None else _depth(fetch, share)
         meta: dict[str, dict[str, Any]] = {}
+        share = _passed.get(allowed) if allowed is not None else None
+        probe = (_depth(fetch, share) if share is not None and not dated else 0) or (
+            fetch * PROBE_FACTOR
+        )
         hits, kept = _probe(services, vector, probe, passes, meta, dated)
-        if len(kept) < fetch and len(hits) == probe and probe < deepest:
-            probe = deepest
+        # A scope's probe that fell short goes as deep as the share it kept needs, at most
+        # MAX_PROBE (a period's, see below).
+        while not dated and len(kept) < fetch and len(hits) == probe:
+            deeper = _depth(fetch, len(kept) / len(hits))
+            if deeper <= probe:
+                break
+            probe = deeper
             hits, kept = _probe(services, vector, probe, passes, meta, dated)
-        if not dated and hits:
-            if len(_passed) >= SCOPES_KEPT:
-                _passed.clear()
-            _passed[allowed] = len(kept) / len(hits)
-        if allowed is not None and len(kept) < fetch and len(hits) == probe:
+        share = _remember(allowed, hits, meta) if allowed is not None and hits else share
+        short = len(kept) < fetch and len(hits) == probe
+        # A period's probe keeps what it found, unless the scope is what left it short (a
+        # reader of a few chats): otherwise a guest of most chats would pay Chroma's filter
+        # for every question naming a period, and the operator does not.
+        if allowed is not None and short and not (dated and share is not None and share >= WIDE):
             clauses: list[dict] = []
             if low is not None:
                 clauses.append({"sent_at": {"$gte": low}})
@@ -99,10 +112,21 @@ def nearest_turns(
     return {h.id: h.similarity for h in kept[:fetch]}
 
 
+def _remember(scope: frozenset[str], hits, meta) -> float:
+    """The share of a probe's hits sent in the scope's chats, kept for its next probe."""
+    share = sum(meta.get(h.id, {}).get("chat_id") in scope for h in hits) / len(hits)
+    if len(_passed) >= SCOPES_KEPT:
+        _passed.clear()
+    _passed[scope] = share
+    return share
+
+
 def _depth(fetch: int, share: float) -> int:
-    """How deep to probe for `fetch` hits in a scope that kept `share` of them last time."""
-    needed = fetch * HEADROOM / max(share, 1 / PROBE_FACTOR)
-    return min(fetch * PROBE_FACTOR, max(fetch + 1, math.ceil(needed)))
+    """How deep to probe for `fetch` hits in a scope that kept `share` of them last time (0:
+    too few to find that way)."""
+    if share * MAX_PROBE < fetch * HEADROOM:
+        return 0
+    return min(MAX_PROBE, max(fetch + 1, math.ceil(fetch * HEADROOM / share)))
 
 
 def _probe(services, vector, probe: int, passes: Callable[[dict], bool], meta, dated: bool):

@@ -5,6 +5,7 @@
     python -m tests.bench.bench_pack --messages 10000 --entries 1000 --profile
     python -m tests.bench.bench_pack --database-url auto  # on PostgreSQL (a throwaway cluster)
     python -m tests.bench.bench_pack --live               # each question archived first, untimed
+    python -m tests.bench.bench_pack --user 2406          # as a guest: only the chats they are in
 
 Stores are built the way an import builds them (windowed batches, then indexing). With
 --fast-vectors only 256 chunks (and 256 entries) are embedded and every other item reuses one of
@@ -240,12 +241,15 @@ def asked(question: str) -> CaptureIn:
     )  # fmt: skip
 
 
-def run_queries(services, rounds: int, profile: bool, live: bool = False) -> dict:
+def run_queries(
+    services, rounds: int, profile: bool, live: bool = False, user: str | None = None
+) -> dict:
     """Build a pack for every query `rounds` times; return latencies and the stage breakdown.
     `live`: each question is first archived as a message, untimed, as a surface does before its
-    pack (the full-text index then changes between packs, as it does in a live chat)."""
+    pack (the full-text index then changes between packs, as it does in a live chat). `user`:
+    the packs are that Telegram user's (None: the operator's, as on a local surface)."""
     for question in QUERIES[:5]:  # warm up: model, Chroma segments, SQLite pages
-        build_pack(services, question).to_json()
+        build_pack(services, question, user_id=user).to_json()
     breakdown = Breakdown()
     latencies: list[float] = []
     cpu: list[float] = []
@@ -264,7 +268,7 @@ def run_queries(services, rounds: int, profile: bool, live: bool = False) -> dic
                 if profiler:
                     profiler.enable()
                 start, start_cpu = time.perf_counter(), time.process_time()
-                pack = build_pack(services, question, exclude_capture_ids=exclude)
+                pack = build_pack(services, question, exclude_capture_ids=exclude, user_id=user)
                 pack.to_json()
                 elapsed = (time.perf_counter() - start) * 1000
                 cpu.append((time.process_time() - start_cpu) * 1000)
@@ -360,6 +364,12 @@ def _main(argv: list[str] | None, stack: ExitStack) -> None:
         "--home", type=Path, help="one store: use (and keep) this home, built only if empty"
     )
     parser.add_argument(
+        "--user",
+        help="build the packs for this Telegram user id: with no allowlist, a guest who recalls "
+        f"only the chats they took part in ({synthetic.OPERATOR_ID}: most chats; 2406: seven); "
+        "default: the operator, as on a local surface",
+    )
+    parser.add_argument(
         "--database-url",
         default=None,
         help="a PostgreSQL server (postgresql+psycopg://…; each configuration gets a schema of "
@@ -408,7 +418,7 @@ def _main(argv: list[str] | None, stack: ExitStack) -> None:
                     synthetic.insert_entries(services, entries[have:size], entry_vectors[have:size])
                 have = size
                 profile = args.profile and messages == message_sizes[-1] and size == entry_sizes[-1]
-                result = run_queries(services, args.rounds, profile, args.live)
+                result = run_queries(services, args.rounds, profile, args.live, args.user)
                 label = f"{messages:>7} messages + {size:>6} entries"
                 report(label, result)
                 lat = result["latencies"]

@@ -227,7 +227,7 @@ def test_without_embeddings_entries_saved_meanwhile_are_still_recalled(broken):
         (500, 1, ["42"]),
         (500, 10_000, None),  # a large share of a small archive: scored exactly all the same
         (1, 1, None),  # over the cap: counted, then probed unfiltered
-        (1, 1, ["42"]),  # over the cap in one chat (a user's scope): among its ids
+        (1, 1, ["42"]),  # over the cap in the reader's chats, most of the archive: probed
     ],
 )
 def test_a_window_finds_the_same_chunks_whichever_way_it_is_searched(
@@ -287,6 +287,35 @@ def test_a_window_between_small_and_most_of_the_archive_is_searched_among_its_id
     monkeypatch.setattr(archive_search, "AMONG_MAX", 1)
     archive_search._nearest(services, vector, 3, window, None)
     assert asked == [None]
+
+
+def test_a_reader_of_most_chats_is_searched_unfiltered_and_sees_none_of_the_others(
+    services, archive, monkeypatch
+):
+    # Chroma's filter on the reader's chats costs as much as any (50-270 ms on a large
+    # archive): a scope holding most of the archive is probed deeper, unfiltered, and the hits
+    # of other chats are dropped here.
+    from core.recall import archive_search
+
+    services.archive.store_batch(
+        [message("1", "Mon vélo a crevé deux fois ce mois-ci", FLAT_TIRE, chat_id="77")]
+    )
+    services.archive.index_pending()
+    theirs = archive_search._window_ids(services, None, ["77"], 10)
+    vector = services.embedder.embed_query("le vélo a crevé")
+    asked = []
+    query = services.vectors.query
+    monkeypatch.setattr(
+        services.vectors, "query", lambda *a, **k: asked.append(a[3:]) or query(*a, **k)
+    )
+    monkeypatch.setattr(archive_search, "EXACT_MAX", 1)  # every scope is over the cap
+    assert theirs and archive_search._nearest(services, vector, 3, None, None).keys() & theirs
+
+    found = archive_search._nearest(services, vector, 3, None, ["42"])
+
+    mine = archive_search._window_ids(services, None, ["42"], 10_000)
+    assert found == pytest.approx(archive_search._exact(services, vector, 3, mine), abs=1e-4)
+    assert asked[-1] == ()  # unfiltered: no `where`, no ids to search among
 
 
 def test_a_small_archive_is_searched_exactly_not_through_the_approximate_index(

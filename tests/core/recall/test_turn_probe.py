@@ -56,15 +56,15 @@ def archive(services, monkeypatch):
     return services
 
 
-def _probes(services, monkeypatch) -> list[int]:
-    """The depth of every probe of the `turns` collection from now on."""
-    asked: list[int] = []
+def _probes(services, monkeypatch) -> list[tuple[int, bool]]:
+    """Every query of the `turns` collection from now on: (depth, whether Chroma filtered)."""
+    asked: list[tuple[int, bool]] = []
     query = services.vectors.query
 
-    def recorded(collection, vector, limit, *args, **kwargs):
+    def recorded(collection, vector, limit, where=None, *args, **kwargs):
         if collection == "turns":
-            asked.append(limit)
-        return query(collection, vector, limit, *args, **kwargs)
+            asked.append((limit, where is not None))
+        return query(collection, vector, limit, where, *args, **kwargs)
 
     monkeypatch.setattr(services.vectors, "query", recorded)
     return asked
@@ -87,41 +87,79 @@ def test_a_scope_holding_every_hit_is_probed_little_deeper_than_asked(archive, m
 
     # The first probe of a scope goes PROBE_FACTOR times deeper; every hit passed, so the next
     # one goes only HEADROOM deeper, and finds the same turns.
-    assert asked == [8 * PROBE_FACTOR, 10]
+    assert asked == [(8 * PROBE_FACTOR, False), (10, False)]
     assert again == first
     assert list(first) == list(nearest_turns(archive, vector, 8))  # everything was in scope
 
 
-def test_a_probe_that_falls_short_goes_deeper_and_misses_none_of_the_scope(archive, monkeypatch):
-    garden = archive.embedder.embed_query("Quand faut-il arroser les tomates ?")
+def test_a_probe_that_falls_short_goes_as_deep_as_its_share_needs(archive, monkeypatch):
     taxes = archive.embedder.embed_query("Quand faut-il rendre la déclaration d'impôts ?")
+    # A reader of the garden chat only, whose questions so far all found their own chat...
+    turn_probe._passed[frozenset({"garden"})] = 1.0
     asked = _probes(archive, monkeypatch)
-    # Questions about the garden, from a reader of the garden chat only: all hits near the top
-    # are theirs, so the scope's probe becomes shallow...
-    nearest_turns(archive, garden, 6, chats=["garden"])
-    nearest_turns(archive, garden, 6, chats=["garden"])
-    assert asked[-1] < 6 * PROBE_FACTOR
-    before = len(asked)
 
-    # ... until they ask about taxes: the taxes chat fills the shallow probe, which is then
-    # made deeper (or left to Chroma's filter) rather than answered with fewer turns.
+    # ... asks about taxes: the taxes chat fills the shallow probe (at most 24 of its 25 hits:
+    # the chat holds 24 turns), and the share it kept says how much deeper to go.
+    found = nearest_turns(archive, taxes, 20, chats=["garden"])
+
+    assert asked[0] == (25, False) and len(asked) == 2
+    assert asked[1][0] > 25 and not asked[1][1]  # deeper, and still no filter in Chroma
+    assert list(found) == _exact(archive, taxes, "garden", 20)
+    assert turn_probe._passed[frozenset({"garden"})] == 0.5  # 24 of the 48 turns
+
+
+def test_a_scope_keeping_too_few_hits_is_left_to_chromas_filter(archive, monkeypatch):
+    taxes = archive.embedder.embed_query("Quand faut-il rendre la déclaration d'impôts ?")
+    turn_probe._passed[frozenset({"garden"})] = 1.0
+    # Probing deep enough for a garden share under three quarters would pass the limit.
+    monkeypatch.setattr(turn_probe, "MAX_PROBE", 10)
+    asked = _probes(archive, monkeypatch)
+
     found = nearest_turns(archive, taxes, 6, chats=["garden"])
 
-    assert asked[before] < 6 * PROBE_FACTOR and asked[before + 1] == 6 * PROBE_FACTOR
+    assert asked == [(8, False), (6, True)]
     assert list(found) == _exact(archive, taxes, "garden", 6)
 
 
-def test_a_period_is_probed_deep_whatever_the_scope_kept_before(archive, monkeypatch):
+def test_a_period_keeps_what_its_probe_found_unless_the_scope_left_it_short(archive, monkeypatch):
     from core.recall.timeparse import TimeWindow
 
-    vector = archive.embedder.embed_query("Quand faut-il arroser les tomates ?")
+    garden = archive.embedder.embed_query("Quand faut-il arroser les tomates ?")
+    taxes = archive.embedder.embed_query("Quand faut-il rendre la déclaration d'impôts ?")
+    # The first four minutes: each chat's first four turns, fewer than the ten asked for.
+    window = TimeWindow("between", datetime(2024, 3, 1, 9, 0), datetime(2024, 3, 1, 9, 4))
+    inside = {
+        r[0]
+        for r in archive.db.rows(
+            "SELECT id FROM captures WHERE sent_at < ?", ("2024-03-01 09:04:00",)
+        )
+    }
     asked = _probes(archive, monkeypatch)
-    nearest_turns(archive, vector, 8, chats=["garden", "taxes"])
-    window = TimeWindow("between", datetime(2024, 3, 1, 9, 0), datetime(2024, 3, 1, 9, 8))
 
-    found = nearest_turns(archive, vector, 8, window=window, chats=["garden", "taxes"])
+    # A reader of every chat: the period is what left the probe short, and it keeps what it
+    # found, as the operator's does (the windows and the words find the rest).
+    found = nearest_turns(archive, garden, 10, window=window, chats=["garden", "taxes"])
+    assert asked == [(10 * PROBE_FACTOR, False)]
+    assert len(inside) == 8 and found and set(found) <= inside
 
-    assert asked[-1] == 8 * PROBE_FACTOR
-    # The window holds each chat's first eight turns only.
-    first = {r[0] for r in archive.db.rows("SELECT id FROM captures WHERE message_id LIKE '%-0-%'")}
-    assert set(found) <= first and found
+    # A reader of the garden chat asking about taxes: their chat is what the probe lacked, and
+    # Chroma's filter finds the period's garden turns.
+    del asked[:]
+    found = nearest_turns(archive, taxes, 6, window=window, chats=["garden"])
+    assert asked == [(6 * PROBE_FACTOR, False), (6, True)]
+    garden_inside = {
+        r[0]
+        for r in archive.db.rows(
+            "SELECT id FROM captures WHERE chat_id = 'garden' AND sent_at < ?",
+            ("2024-03-01 09:04:00",),
+        )
+    }
+    assert len(garden_inside) == 4 and set(found) == garden_inside
+
+
+@pytest.mark.parametrize(
+    ("fetch", "share", "depth"),
+    [(160, 1.0, 200), (160, 0.17, 1177), (640, 0.2, 4000), (640, 0.1, 0), (160, 0.0, 0)],
+)
+def test_a_scope_is_probed_as_deep_as_its_share_needs_up_to_the_limit(fetch, share, depth):
+    assert turn_probe._depth(fetch, share) == depth
