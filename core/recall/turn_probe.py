@@ -39,10 +39,10 @@ HEADROOM = 1.25  # a scope's probe: this much deeper than its last share of pass
 # The deepest probe of a scope: at 100k messages, a probe of 5,000 with its hits' chats read
 # costs about 50 ms, Chroma's filter 90-110 ms whatever the depth asked.
 MAX_PROBE = 5000
-WIDE = 0.5  # a scope holding this share of a probe's hits is not what leaves a period's short
+WIDE = 0.5  # a scope holding this share of a probe's hits is not what left a period's short
 SCOPES_KEPT = 256  # scopes whose share is remembered (a process serves a few readers)
 
-# The share of a probe's hits that passed each scope's filter last time (no period).
+# The share of each scope's last probe's hits sent in its chats (whatever their dates).
 _passed: dict[frozenset[str], float] = {}
 
 
