@@ -141,7 +141,7 @@ OWNERS: dict[str, set[str]] = {
         "turn_keys_fts",
     },
     # The chat and date of a probe's nearest turns (core.recall.turn_probe).
-    "core/recall/turn_probe.py": {"captures"},
+    "core/recall/turn_probe.py": {"captures", "turn_keys"},
     # Where later messages start (the date order's smallest rowids, kept per database).
     "core/recall/later_start.py": {"captures"},
     # captures_fts_data: FTS5's own table, read for the index's stamp (shared word counts).

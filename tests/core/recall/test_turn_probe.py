@@ -56,14 +56,16 @@ def archive(services, monkeypatch):
     return services
 
 
-def _probes(services, monkeypatch) -> list[tuple[int, bool]]:
-    """Every query of the `turns` collection from now on: (depth, whether Chroma filtered)."""
-    asked: list[tuple[int, bool]] = []
+def _probes(services, monkeypatch) -> list[tuple[int, bool, int | None]]:
+    """Every query of the `turns` collection from now on: (depth, whether a filter was given,
+    how many ids it was asked to search among, if any)."""
+    asked: list[tuple[int, bool, int | None]] = []
     query = services.vectors.query
 
     def recorded(collection, vector, limit, where=None, *args, **kwargs):
         if collection == "turns":
-            asked.append((limit, where is not None))
+            among = kwargs.get("among")
+            asked.append((limit, where is not None, None if among is None else len(among)))
         return query(collection, vector, limit, where, *args, **kwargs)
 
     monkeypatch.setattr(services.vectors, "query", recorded)
@@ -87,7 +89,7 @@ def test_a_scope_holding_every_hit_is_probed_little_deeper_than_asked(archive, m
 
     # The first probe of a scope goes PROBE_FACTOR times deeper; every hit passed, so the next
     # one goes only HEADROOM deeper, and finds the same turns.
-    assert asked == [(8 * PROBE_FACTOR, False), (10, False)]
+    assert asked == [(8 * PROBE_FACTOR, False, None), (10, False, None)]
     assert again == first
     assert list(first) == list(nearest_turns(archive, vector, 8))  # everything was in scope
 
@@ -102,13 +104,13 @@ def test_a_probe_that_falls_short_goes_as_deep_as_its_share_needs(archive, monke
     # the chat holds 24 turns), and the share it kept says how much deeper to go.
     found = nearest_turns(archive, taxes, 20, chats=["garden"])
 
-    assert asked[0] == (25, False) and len(asked) == 2
-    assert asked[1][0] > 25 and not asked[1][1]  # deeper, and still no filter in Chroma
+    assert asked[0] == (25, False, None) and len(asked) == 2
+    assert asked[1][0] > 25 and asked[1][1:] == (False, None)  # deeper, still unfiltered
     assert list(found) == _exact(archive, taxes, "garden", 20)
     assert turn_probe._passed[frozenset({"garden"})] == 0.5  # 24 of the 48 turns
 
 
-def test_a_scope_keeping_too_few_hits_is_left_to_chromas_filter(archive, monkeypatch):
+def test_a_scope_keeping_too_few_hits_is_searched_among_its_ids_or_filtered(archive, monkeypatch):
     taxes = archive.embedder.embed_query("Quand faut-il rendre la déclaration d'impôts ?")
     turn_probe._passed[frozenset({"garden"})] = 1.0
     # Probing deep enough for a garden share under three quarters would pass the limit.
@@ -117,7 +119,15 @@ def test_a_scope_keeping_too_few_hits_is_left_to_chromas_filter(archive, monkeyp
 
     found = nearest_turns(archive, taxes, 6, chats=["garden"])
 
-    assert asked == [(8, False), (6, True)]
+    assert asked == [(8, False, None), (6, True, 24)]  # among the chat's 24 turns
+    assert list(found) == _exact(archive, taxes, "garden", 6)
+
+    # More turns in the scope than a search among ids takes: Chroma's filter.
+    monkeypatch.setattr(turn_probe, "AMONG_MAX", 10)
+    turn_probe._passed[frozenset({"garden"})] = 1.0
+    del asked[:]
+    found = nearest_turns(archive, taxes, 6, chats=["garden"])
+    assert asked == [(8, False, None), (6, True, None)]
     assert list(found) == _exact(archive, taxes, "garden", 6)
 
 
@@ -139,14 +149,14 @@ def test_a_period_keeps_what_its_probe_found_unless_the_scope_left_it_short(arch
     # A reader of every chat: the period is what left the probe short, and it keeps what it
     # found, as the operator's does (the windows and the words find the rest).
     found = nearest_turns(archive, garden, 10, window=window, chats=["garden", "taxes"])
-    assert asked == [(10 * PROBE_FACTOR, False)]
+    assert asked == [(10 * PROBE_FACTOR, False, None)]
     assert len(inside) == 8 and found and set(found) <= inside
 
     # A reader of the garden chat asking about taxes: their chat is what the probe lacked, and
-    # Chroma's filter finds the period's garden turns.
+    # the period's four garden turns are searched among.
     del asked[:]
     found = nearest_turns(archive, taxes, 6, window=window, chats=["garden"])
-    assert asked == [(6 * PROBE_FACTOR, False), (6, True)]
+    assert asked == [(6 * PROBE_FACTOR, False, None), (6, True, 4)]
     garden_inside = {
         r[0]
         for r in archive.db.rows(
