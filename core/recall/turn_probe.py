@@ -58,7 +58,7 @@ def nearest_turns(
 ) -> dict[str, float]:
     """The turns nearest to a vector (at most `fetch`), sent in the window (after `after`), in
     the chats: {capture id: cosine}."""
-    if vector is None:
+    if vector is None or (chats is not None and not chats):  # no chat: no turn to find
         return {}
     low = max(
         [_epoch(m) for m in (window.start if window else None, after) if m is not None],

@@ -131,6 +131,14 @@ def test_a_scope_keeping_too_few_hits_is_searched_among_its_ids_or_filtered(arch
     assert list(found) == _exact(archive, taxes, "garden", 6)
 
 
+def test_a_reader_of_no_chat_finds_no_turn(archive, monkeypatch):
+    vector = archive.embedder.embed_query("Quand faut-il arroser les tomates ?")
+    asked = _probes(archive, monkeypatch)
+
+    assert nearest_turns(archive, vector, 8, chats=[]) == {}
+    assert asked == []
+
+
 def test_a_period_keeps_what_its_probe_found_unless_the_scope_left_it_short(archive, monkeypatch):
     from core.recall.timeparse import TimeWindow
 
