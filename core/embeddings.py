@@ -93,8 +93,8 @@ class LocalE5Embedder:
             vectors = model.query(texts)
         else:
             first = self._helper().submit(model.query, texts[:cut])
-            vectors = [*model.query(texts[cut:])]
-            vectors[:0] = first.result()
+            rest = model.query(texts[cut:])
+            vectors = [*first.result(), *rest]
         return np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
 
     def _helper(self) -> ThreadPoolExecutor:

@@ -179,7 +179,7 @@ def _ensure_keys(conn: Connection, chunk_rowid: int, gap: timedelta) -> list[tup
         meta = {
             "chat_id": chat_id,
             "surface": surface,
-            "sent_at": _epoch(sent),
+            "sent_at": epoch(sent),
             "chunk": chunk_rowid,
         }
         if blob is None:
@@ -194,7 +194,8 @@ def _ensure_keys(conn: Connection, chunk_rowid: int, gap: timedelta) -> list[tup
     return out
 
 
-def _epoch(moment: datetime) -> int:
+def epoch(moment: datetime) -> int:
+    """A turn's time as its vector's metadata holds it (whole seconds since 1970, naive UTC)."""
     return int((moment - datetime(1970, 1, 1)).total_seconds())
 
 

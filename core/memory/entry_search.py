@@ -99,9 +99,11 @@ class EntrySearch:
         hits = []
         for score, uuid, sim, lex in ranked[:limit]:
             row = rows.get(uuid)
-            # An entry changed since its fields were read is taken as it is now.
-            fields = {"status": row.status, "scope": row.scope, "tier": row.tier} if row else {}
-            if row is not None and self._passes(fields, scopes, statuses, tiers):
+            if row is None:  # forgotten since its fields were read
+                continue
+            # ... or changed: taken as it is now.
+            now = {"status": row.status, "scope": row.scope, "tier": row.tier}
+            if self._passes(now, scopes, statuses, tiers):
                 hits.append(EntryHit(row, score, sim, lex))
         return hits, degraded
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.archive.turns import epoch
 from core.errors import EloraError
 from core.recall.timeparse import TimeWindow
 from core.storage.db import db_time, from_db_time
@@ -60,11 +61,12 @@ def nearest_turns(
     the chats: {capture id: cosine}."""
     if vector is None or (chats is not None and not chats):  # no chat: no turn to find
         return {}
-    low = max(
-        [_epoch(m) for m in (window.start if window else None, after) if m is not None],
-        default=None,
+    start = max(
+        (m for m in (window.start if window else None, after) if m is not None), default=None
     )
-    high = _epoch(window.end) if window is not None and window.end is not None else None
+    end = window.end if window is not None else None
+    low = epoch(start) if start is not None else None
+    high = epoch(end) if end is not None else None
     allowed = frozenset(chats) if chats is not None else None
     dated = low is not None or high is not None
 
@@ -109,7 +111,7 @@ def nearest_turns(
             where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
             # Few turns in the scope and period: searched among their ids (Chroma's filter
             # stands in for any the index does not hold).
-            ids = _scope_ids(services, allowed, low, high, AMONG_MAX + 1)
+            ids = _scope_ids(services, allowed, start, end, AMONG_MAX + 1)
             among = ids if len(ids) <= AMONG_MAX else None
             kept = services.vectors.query(
                 "turns", vector.tolist(), fetch, where, metadata=False, among=among
@@ -120,18 +122,18 @@ def nearest_turns(
     return {h.id: h.similarity for h in kept[:fetch]}
 
 
-def _scope_ids(services, chats: frozenset[str], low, high, limit: int) -> list[str]:
-    """Ids of (at most `limit` of) the turns holding a vector sent in these chats, from epoch
-    `low` to before `high` (either None: unbounded)."""
+def _scope_ids(services, chats: frozenset[str], start, end, limit: int) -> list[str]:
+    """Ids of (at most `limit` of) the turns holding a vector sent in these chats, from
+    `start` to before `end` (either None: unbounded)."""
     sql = (
         "SELECT c.id FROM captures c JOIN turn_keys k ON k.capture_rowid = c.rowid "
         f"WHERE k.vector IS NOT NULL AND c.chat_id IN ({','.join('?' * len(chats))})"
     )
     params: list[Any] = sorted(chats)
-    for bound, op in ((low, ">="), (high, "<")):
+    for bound, op in ((start, ">="), (end, "<")):
         if bound is not None:
             sql += f" AND c.sent_at {op} ?"
-            params.append(db_time(datetime(1970, 1, 1) + timedelta(seconds=bound)))
+            params.append(db_time(bound))
     with services.db.reading() as conn:
         return [r[0] for r in conn.exec_driver_sql(f"{sql} LIMIT {int(limit)}", tuple(params))]
 
@@ -175,8 +177,4 @@ def turn_meta(
         ).all()
     if not dated:
         return {r[0]: {"chat_id": r[1]} for r in rows}
-    return {r[0]: {"chat_id": r[1], "sent_at": _epoch(from_db_time(r[2]))} for r in rows}
-
-
-def _epoch(moment: datetime) -> int:
-    return int((moment - datetime(1970, 1, 1)).total_seconds())
+    return {r[0]: {"chat_id": r[1], "sent_at": epoch(from_db_time(r[2]))} for r in rows}
