@@ -17,6 +17,7 @@ import pytest
 
 from tests.cockpit.support import LLM_KEY, add_proposal
 from tests.llm_server import model_env
+from tests.waiting import wait_until
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -101,15 +102,6 @@ class Terminal:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
         if self.socket_path is not None:
             self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
-
-
-def wait_until(predicate, what: str, timeout: float = 60.0) -> None:
-    """Poll until `predicate()` holds (another process writes what it reads)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_elora_cockpit_in_a_terminal_approves_browses_chats_and_quits(

@@ -1,10 +1,10 @@
 import shutil
 import sqlite3
-import time
 
 import pytest
 
 from core.storage.db import Database
+from tests.waiting import wait_until
 
 # SQLite's write-ahead log, copied back into the file by a thread of the process instead of in
 # the commit that crosses SQLite's mark (core.storage.checkpoints).
@@ -33,15 +33,6 @@ def _rows_in_the_file_itself(db: Database, tmp_path) -> int:
         conn.close()
 
 
-def _wait_for(predicate, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
-
-
 def test_no_connection_checkpoints_in_its_own_commit(db):
     with db.engine.connect() as first, db.engine.connect() as second:
         for conn in (first, second):
@@ -56,8 +47,10 @@ def test_written_pages_reach_the_file_after_the_write(db, tmp_path):
         before = db._checkpoints.runs
         _write(db, 1500)  # ~3,000 pages: past SQLite's 1,000-page mark
 
-        assert _wait_for(lambda: db._checkpoints.runs > before)
-        assert _wait_for(lambda: _rows_in_the_file_itself(db, tmp_path) == 1500)
+        wait_until(lambda: db._checkpoints.runs > before, "a checkpoint", 30)
+        wait_until(
+            lambda: _rows_in_the_file_itself(db, tmp_path) == 1500, "the rows in the file", 30
+        )
     finally:
         reader.close()
 
