@@ -55,6 +55,11 @@ class Checkpointer:
             self.checkpoint()
             self._closed.wait(PAUSE)  # the writes meanwhile wait for the next one
 
+    def turn(self) -> threading.Lock:
+        """Held while a checkpoint runs: another checkpoint of the process (TRUNCATE after a
+        forget) takes it too, or SQLite would let the later of the two give up."""
+        return self._lock
+
     def checkpoint(self) -> None:
         """Copy the log's committed pages into the database file (PASSIVE)."""
         with self._lock:

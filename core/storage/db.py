@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +56,8 @@ T = TypeVar("T")
 # ~900 scattered turn reads take about half the CPU (4.8 -> 2.2 ms at 100k messages). It is
 # address space only; SQLite writes through ordinary file writes still.
 MMAP_BYTES = 1 << 30
+# A forget's TRUNCATE checkpoint, tried again while another process checkpoints.
+TRUNCATE_TRIES = 4
 # SQLite error texts that mean "cannot write now, try the spool" rather than a bug.
 UNAVAILABLE_MARKERS = (
     "database is locked",
@@ -403,7 +405,18 @@ class Database:
             return
         raw = self.engine.raw_connection()  # outside any transaction, as checkpoints require
         try:
-            raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            # SQLite makes a checkpoint give up at once (busy, the log left as it is) while
+            # another runs: never beside this process's checkpoint thread, and a few tries
+            # while another process's runs. Readers and writers are waited for (busy_timeout).
+            for attempt in range(TRUNCATE_TRIES):
+                with self._checkpoints.turn() if self._checkpoints else nullcontext():
+                    busy = raw.driver_connection.execute(
+                        "PRAGMA wal_checkpoint(TRUNCATE)"
+                    ).fetchone()[0]
+                if not busy:
+                    return
+                time.sleep(0.05 * (attempt + 1))
+            log.warning("WAL not truncated: another checkpoint kept it busy")
         finally:
             raw.close()
 

@@ -67,3 +67,28 @@ def test_closing_checkpoints_what_the_log_still_holds(db, tmp_path):
         assert _rows_in_the_file_itself(db, tmp_path) == 250
     finally:
         reader.close()
+
+
+def test_truncating_the_log_waits_for_the_checkpoint_thread(db, monkeypatch):
+    # Two checkpoints at once: SQLite lets the later give up, and a forget would leave the log
+    # (and what it erased) on disk. The TRUNCATE takes the thread's turn.
+    from contextlib import contextmanager
+
+    _write(db, 50)
+    taken = []
+    turn = db._checkpoints.turn
+
+    @contextmanager
+    def recorded():
+        with turn():
+            taken.append("in")
+            yield
+            taken.append("out")
+
+    monkeypatch.setattr(db._checkpoints, "turn", recorded)
+
+    db.checkpoint()
+
+    assert taken == ["in", "out"]
+    wal = db.path.with_name(db.path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
