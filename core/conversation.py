@@ -112,11 +112,11 @@ class ConversationWindow:
         half = max(1, len(turns) // 2)
         older, newer = turns[:half], turns[half:]
         source = f"conversation:{self.chat_id}"
-        raw = "\n\n".join(f"{t['role']} ({t.get('at', '')[:16]}): {t['content']}" for t in older)
-        # The older turns are chunked and embedded into session memory while the model distils
-        # them (the two are independent): a long window's embedding hides behind the call.
+        # The older turns go to session memory while the model distils them (the two are
+        # independent); their vectors are the archive's, what it has not embedded yet is
+        # embedded meanwhile.
         saving = asyncio.ensure_future(
-            run_blocking(self.session_memory.save, self.user_id, self.chat_id, source, raw)
+            run_blocking(self.session_memory.save_turns, self.user_id, self.chat_id, source, older)
         )
         distilling = asyncio.ensure_future(self._distil(older, model))
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -18,7 +19,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from core.archive.dates import date_key, resolve_dates
-from core.storage.db import db_time, from_db_time
+from core.storage.db import db_time, from_db_time, run
 
 # A message answers the one before it when it follows within a conversation's gap (the window
 # gap, 45 minutes by default); after a longer silence it starts something new and is read alone.
@@ -41,6 +42,28 @@ def vector_blob(vector: np.ndarray) -> bytes:
 def blob_vector(blob: bytes) -> np.ndarray:
     """The stored vector back as float32."""
     return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+def unit_mean(vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """The mean of unit vectors, made a unit vector again (what several turns say together)."""
+    mean = np.mean(vectors, axis=0)
+    return mean / (np.linalg.norm(mean) or 1.0)
+
+
+def stored_vectors(conn: Connection, capture_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """The turn vectors kept for these captures, by capture id (those embedded already)."""
+    ids = list(dict.fromkeys(capture_ids))
+    found: dict[str, np.ndarray] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows = run(
+            conn,
+            "SELECT c.id, k.vector FROM captures c JOIN turn_keys k ON k.capture_rowid = c.rowid "
+            f"WHERE k.vector IS NOT NULL AND c.id IN ({','.join('?' * len(part))})",
+            tuple(part),
+        ).all()
+        found.update((capture_id, blob_vector(blob)) for capture_id, blob in rows)
+    return found
 
 
 def _label(sender: str | None, role: str | None, text: str) -> str:
@@ -122,10 +145,8 @@ def finish(embed: EmbedPlan, vectors: np.ndarray) -> Embedded:
             result.chunks[chunk.chunk_id] = whole[chunk.chunk_id]
             continue
         parts = [known[r] for r in chunk.turn_rowids if r in known]
-        if not parts:
-            continue
-        mean = np.mean(parts, axis=0)
-        result.chunks[chunk.chunk_id] = mean / (np.linalg.norm(mean) or 1.0)
+        if parts:
+            result.chunks[chunk.chunk_id] = unit_mean(parts)
     for rowid, vector in fresh.items():
         capture_id, meta = embed.meta[rowid]
         result.turn_ids.append(capture_id)

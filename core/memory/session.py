@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 from sqlmodel import col, delete, func, select
@@ -14,10 +14,13 @@ from sqlmodel import col, delete, func, select
 from core.archive.chunking import split_text
 from core.errors import EloraError
 from core.ids import new_id
+from core.memory.session_turns import archived_vectors, turn_chunks
 from core.recall.lexical import fold, terms
 from core.storage.models import SessionChunk
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from core.clock import Clock
     from core.storage.db import Database
     from core.vectorspace import VectorSpace
@@ -53,9 +56,26 @@ class SessionMemory:
 
     def save(self, user_id: str, chat_id: str, source_id: str, text: str) -> int:
         """Chunk and index text under its source_id; return the number of chunks."""
+        pieces = split_text(text, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
+        return self._store(user_id, chat_id, source_id, pieces, [None] * len(pieces))
+
+    def save_turns(
+        self, user_id: str, chat_id: str, source_id: str, turns: Sequence[dict[str, Any]]
+    ) -> int:
+        """Keep a window's distilled turns under source_id, whole turns to a chunk; a chunk
+        whose turns the archive has embedded takes their vectors' mean instead of being
+        embedded again (core.memory.session_turns). The number of chunks."""
+        chunks = turn_chunks(turns, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
+        vectors = archived_vectors(self.db, chunks)
+        return self._store(user_id, chat_id, source_id, [c.text for c in chunks], vectors)
+
+    def _store(
+        self, user_id: str, chat_id: str, source_id: str, pieces: list[str],
+        vectors: list[np.ndarray | None],
+    ) -> int:  # fmt: skip
+        """Keep the pieces as chunks, with their vectors (the missing ones embedded)."""
         now = self.clock.now()
         expires = now + self.ttl
-        pieces = split_text(text, SESSION_CHUNK_CHARS, SESSION_OVERLAP_CHARS)
         rows = [
             SessionChunk(
                 id=new_id(),
@@ -83,10 +103,16 @@ class SessionMemory:
                 session.add(row)
         meta = {"user_id": str(user_id), "chat_id": str(chat_id), "source_id": source_id}
         try:
-            self.vectorspace.upsert(
+            missing = [n for n, vector in enumerate(vectors) if vector is None]
+            if missing:
+                fresh = self.vectorspace.embed_passages([pieces[n] for n in missing])
+                vectors = list(vectors)
+                for n, vector in zip(missing, fresh, strict=True):
+                    vectors[n] = vector
+            self.vectorspace.upsert_vectors(
                 "ephemeral",
                 ids,
-                pieces,
+                vectors,
                 [{**meta, "expires_at": int(expires.timestamp())} for _ in ids],
             )
         except EloraError as exc:

@@ -1,5 +1,8 @@
+from datetime import datetime
+
 import pytest
 
+from core.archive.records import CaptureIn
 from core.memory.api import save_session_context, search_session_context
 from core.services import Services
 from tests.fakes import BrokenEmbedder
@@ -139,3 +142,38 @@ def test_session_memory_without_embeddings_falls_back_to_words(settings):
 
     assert count >= 3
     assert hits and "dépôt de garantie de 950 euros" in hits[0]["text"]
+
+
+def _archived(services, chat_id, role, text, minute):
+    """A message the archive has stored and embedded (its turn key has a vector)."""
+    item = CaptureIn(surface="telegram", chat_id=chat_id, text=text, role=role,
+                     sent_at=datetime(2025, 3, 14, 9, minute), user_id="7")  # fmt: skip
+    result = services.archive.capture(item)
+    assert result.indexed
+    return {"role": role, "content": text, "capture_id": result.id,
+            "at": f"2025-03-14T09:{minute:02d}:00"}  # fmt: skip
+
+
+def test_distilled_turns_take_the_archives_vectors_and_only_the_rest_is_embedded(services):
+    turns = [
+        _archived(services, "42", "user", LEASE, 0),
+        _archived(services, "42", "assistant", "Noted: 950 euros, back within a month.", 1),
+        _archived(services, "42", "user", RECIPE, 2),
+        _archived(services, "42", "assistant", "Noted, the tatin.", 3),
+        # Not in the archive (a window turn with no capture): its chunk is embedded.
+        {"role": "user", "content": RUNBOOK, "capture_id": None, "at": "2025-03-14T09:04:00"},
+    ]
+    embedded = []
+    embed = services.vectorspace.embed_passages
+    services.vectorspace.embed_passages = lambda texts: embedded.append(texts) or embed(texts)
+
+    count = services.session_memory.save_turns("7", "42", "conversation:42", turns)
+
+    assert count == 3  # whole turns to a chunk: the lease and its answer, the tart, the runbook
+    assert len(embedded) == 1 and len(embedded[0]) == 1
+    assert embedded[0][0].startswith("user (2025-03-14T09:04): Deployment runbook")
+    hits = _search(services, DEPOSIT, source_id="conversation:42")
+    assert "dépôt de garantie de 950 euros" in hits[0]["text"]
+    assert "assistant (2025-03-14T09:01): Noted: 950 euros" in hits[0]["text"]
+    runbook = _search(services, "What to do before deploying billing?", source_id="conversation:42")
+    assert runbook and "drain the worker queue" in runbook[0]["text"]

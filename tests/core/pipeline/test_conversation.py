@@ -164,7 +164,7 @@ async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_se
     # The distiller's answer waits for session memory, and session memory for the distiller's
     # request: done one after the other, the first wait would time out.
     llm.answer_when("Summarise the conversation turns below", SUMMARY, hold=saved, arrived=arrived)
-    save, overlapped = services.session_memory.save, []
+    save, overlapped = services.session_memory.save_turns, []
 
     def save_once_the_model_is_asked(*args):
         overlapped.append(arrived.wait(30))
@@ -173,7 +173,7 @@ async def test_the_older_turns_are_embedded_while_the_model_distils_them(make_se
         finally:
             saved.set()
 
-    services.session_memory.save = save_once_the_model_is_asked
+    services.session_memory.save_turns = save_once_the_model_is_asked
 
     reply = await asyncio.wait_for(ask(services, BOOK_CLUB), 120)
 
@@ -198,7 +198,7 @@ async def test_a_window_session_memory_cannot_take_stays_whole_and_the_answer_go
     def locked(*args):
         raise StorageUnavailable("database is locked")
 
-    services.session_memory.save = locked
+    services.session_memory.save_turns = locked
     for note in (OSLO, KITCHEN, BOOK_CLUB):  # the last one takes the window past its share
         await ask(services, note)
     window = services.window("cli", "c1", "operator")
