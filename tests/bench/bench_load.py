@@ -54,6 +54,7 @@ from tests.bench.synthetic import bench_home, percentile
 from tests.llm_server import FakeLLMServer, last_user_text
 from tests.telegram_server import FakeTelegram
 
+TREE = Path(__file__).resolve().parents[2]  # the checkout this bench belongs to
 TOKEN = "123456789:AABenchLoadTokenForTests_abcdefghijk"
 CLASSIFIER_MARK = "You classify one message sent to a personal assistant"
 EXTRACTION_MARK = "decide what is worth remembering"
@@ -111,6 +112,9 @@ def bot_env(
 ):  # fmt: skip
     """The environment of a bot process on `home` (and on the `stores` settings, if any)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELORA_")}
+    # The bot runs in its home: the code it imports is this tree's, not whichever Elora is
+    # installed (an A/B run from another checkout measures that checkout's bot).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TREE), env.get("PYTHONPATH")]))
     env.update(stores or {})
     env.update(
         {
