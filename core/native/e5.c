@@ -4,7 +4,8 @@
  * this library instead of the bundled one when setup.py could build it. Changes from
  * upstream, all marked "Elora:":
  *   - weights unpacked once at load for an AVX-512 VNNI matmul, chosen at run time when the
- *     CPU has VNNI, or else an AVX2 matmul on the same layout (E5_NO_VNNI=1 forces it;
+ *     CPU has VNNI (16 rows a vector, a block's dot product whole in one lane), or else an
+ *     AVX2 matmul on a layout of its own (E5_NO_VNNI=1 forces it;
  *     E5_NO_PACK=1 keeps upstream's kernel, which expands the weights on every call), each
  *     with a vectorized activation quantizer giving upstream's exact int8 values;
  *   - GELU with a vectorizable erf;
@@ -209,15 +210,15 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
 }
 #undef RO
 
-/* ---- Elora: AVX-512 VNNI path -----------------------------------------
+/* ---- Elora: weights packed at load for the AVX2 kernel -----------------
  * At load, each weight matrix is unpacked once into int8 nibbles (0..15) laid
  * out group-major: for every group of 8 output rows and every pair of 32-weight
  * blocks, the 8 rows' 64 bytes follow each other, with the matching scales
  * expanded to 16 floats (8 lanes per block). The inner loop then reads one
- * stream with constant offsets: one vpdpbusd covers 64 weights, its
- * accumulator seeded with the activation block sums (negated, one per lane)
- * so the -8 nibble offset costs nothing; one multiply and one FMA apply the
- * two scales. Activations use upstream's Q8_0 blocks unchanged.
+ * stream with constant offsets, its accumulator seeded with the activation
+ * block sums (negated, one per lane) so the -8 nibble offset costs nothing; one
+ * multiply and one FMA apply the two scales. Activations use upstream's Q8_0
+ * blocks unchanged. (The VNNI kernel has a layout of its own, below.)
  * Needs nin % 64 == 0 and nout % 8 == 0; e5-small (384 / 1536) has both. */
 #define VG 8   /* output rows per group */
 typedef struct { int8_t *w; float *d; int nout, nin; } packed_t;
@@ -351,7 +352,7 @@ static void matmul_avx2(const packed_t *P, const float *bias, const int8_t *aq,
 #if defined(__x86_64__) && defined(__GNUC__)
 #define E5_VNNI 1
 #define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-#define TT 16   /* tokens per tile: a row group's weights stay in L1 across them */
+#define TT 8    /* tokens per tile: they share every weight load */
 
 /* Same result as quantize_acts (Q8_0, round to nearest even), 32 floats at a time. */
 VNNI_TARGET
@@ -393,41 +394,96 @@ static inline __m256 sum8(const __m512 *acc) {
     return _mm256_add_ps(_mm256_permute2f128_ps(ab, ce, 0x20), _mm256_permute2f128_ps(ab, ce, 0x31));
 }
 
+/* Elora: the VNNI kernel's own layout. For every group of VR = 16 output rows and every
+ * 32-weight block, the block is 8 runs of 64 bytes: run k holds weights 4k..4k+3 of each of
+ * the 16 rows, so one vpdpbusd against the token's 4 activation bytes (broadcast) adds them
+ * to each row's own lane. A block's dot product then sits whole in its row's lane after 8
+ * vpdpbusd: one conversion, one multiply and one FMA apply the scales per block for 16 rows
+ * at once (instead of for 2 blocks of one row), and the 16 lanes are the 16 outputs (no
+ * horizontal sum). Up to 8 tokens share every weight load. Scales: 16 floats per block. */
+#define VR 16
+static int pack_vnni_ok(int nout, int nin) { return nin % QK == 0 && nout % VR == 0; }
+
+static int pack_weights_vnni(packed_t *P, const block_q4_0 *W, int nout, int nin) {
+    int nb = nin / QK;
+    P->nout = nout; P->nin = nin;
+    P->w = (int8_t *)aligned_alloc(64, (size_t)nout * nin);
+    P->d = (float *)aligned_alloc(64, (size_t)nout * nb * sizeof(float));
+    if (!P->w || !P->d) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; return -1; }
+    for (int o = 0; o < nout; o++) {
+        int g = o / VR, r = o % VR;
+        for (int b = 0; b < nb; b++) {
+            const block_q4_0 *blk = W + (size_t)o * nb + b;
+            int8_t *runs = P->w + ((size_t)g * nb + b) * 8 * 64;
+            for (int j = 0; j < QK; j++) {
+                uint8_t q = j < 16 ? (blk->qs[j] & 0x0F) : (blk->qs[j - 16] >> 4);
+                runs[(j / 4) * 64 + r * 4 + (j % 4)] = (int8_t)q;
+            }
+            P->d[((size_t)g * nb + b) * VR + r] = fp16_to_fp32(blk->d);
+        }
+    }
+    return 0;
+}
+
+/* Y[t0..t0+NT) for the 16 rows of group g. */
+VNNI_TARGET
+static inline __attribute__((always_inline)) void vnni_tile(
+        const packed_t *P, const float *bias, const int8_t *aq, const float *ad,
+        const int32_t *as, float *Y, int t0, int g, const int NT) {
+    int nin = P->nin, nb = nin / QK, nout = P->nout;
+    const int8_t *wg = P->w + (size_t)g * nb * 8 * 64;
+    const float *dg = P->d + (size_t)g * nb * VR;
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int tt = 0; tt < NT; tt++) acc[tt] = _mm512_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        __m512i dot[8];
+        /* seeded with -8 * the block's activation sum: the nibbles' offset of 8 */
+#pragma GCC unroll 8
+        for (int tt = 0; tt < NT; tt++)
+            dot[tt] = _mm512_set1_epi32(-8 * as[(size_t)(t0 + tt) * nb + b]);
+        const int8_t *wb = wg + (size_t)b * 8 * 64;
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m512i w = _mm512_load_si512((const void *)(wb + k * 64));
+#pragma GCC unroll 8
+            for (int tt = 0; tt < NT; tt++) {
+                int32_t a4;
+                memcpy(&a4, aq + (size_t)(t0 + tt) * nin + b * QK + 4 * k, 4);
+                dot[tt] = _mm512_dpbusd_epi32(dot[tt], w, _mm512_set1_epi32(a4));
+            }
+        }
+        __m512 dw = _mm512_load_ps(dg + (size_t)b * VR);
+#pragma GCC unroll 8
+        for (int tt = 0; tt < NT; tt++) {
+            __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(ad[(size_t)(t0 + tt) * nb + b]));
+            acc[tt] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[tt]), scale, acc[tt]);
+        }
+    }
+    __m512 vb = bias ? _mm512_loadu_ps(bias + g * VR) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int tt = 0; tt < NT; tt++)
+        _mm512_storeu_ps(Y + (size_t)(t0 + tt) * nout + g * VR, _mm512_add_ps(acc[tt], vb));
+}
+
 VNNI_TARGET
 static void matmul_vnni(const packed_t *P, const float *bias, const int8_t *aq,
                         const float *ad, const int32_t *as, float *Y, int L) {
-    int nout = P->nout, nin = P->nin, nb = nin / QK, np = nb / 2;
-    int ntile = (L + TT - 1) / TT, ngrp = nout / VG;
-#pragma omp parallel for collapse(2) schedule(static) if (!omp_in_parallel())
-    for (int ti = 0; ti < ntile; ti++)
-        for (int g = 0; g < ngrp; g++) {
-            int t1 = (ti + 1) * TT < L ? (ti + 1) * TT : L;
-            const int8_t *wg = P->w + (size_t)g * np * VG * 64;
-            const float *dg = P->d + (size_t)g * np * VG * 16;
-            __m256 vb = bias ? _mm256_loadu_ps(bias + g * VG) : _mm256_setzero_ps();
-            for (int t = ti * TT; t < t1; t++) {
-                const int8_t *a = aq + (size_t)t * nin;
-                const float *dT = ad + (size_t)t * nb;
-                const int32_t *sT = as + (size_t)t * nb;
-                __m512 acc[VG];
-                for (int r = 0; r < VG; r++) acc[r] = _mm512_setzero_ps();
-                for (int p = 0; p < np; p++) {
-                    __m512i av = _mm512_loadu_si512((const void *)(a + (size_t)p * 64));
-                    __m512 dav = _mm512_insertf32x8(_mm512_set1_ps(dT[2 * p]),
-                                                    _mm256_set1_ps(dT[2 * p + 1]), 1);
-                    __m512i cv = _mm512_inserti32x8(_mm512_set1_epi32(-sT[2 * p]),
-                                                    _mm256_set1_epi32(-sT[2 * p + 1]), 1);
-                    const int8_t *w = wg + (size_t)p * VG * 64;
-                    const float *dw = dg + (size_t)p * VG * 16;
-                    for (int r = 0; r < VG; r++) {
-                        __m512i dot = _mm512_dpbusd_epi32(cv, _mm512_load_si512((const void *)(w + r * 64)), av);
-                        __m512 sc = _mm512_mul_ps(dav, _mm512_load_ps(dw + r * 16));
-                        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), sc, acc[r]);
-                    }
-                }
-                _mm256_storeu_ps(Y + (size_t)t * nout + g * VG, _mm256_add_ps(vb, sum8(acc)));
-            }
-        }
+    int ngrp = P->nout / VR, full = L / TT, fours = (L - full * TT) / 4;
+    int rest0 = full * TT + fours * 4;
+#pragma omp parallel if (!omp_in_parallel())
+    {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int ti = 0; ti < full; ti++)
+            for (int g = 0; g < ngrp; g++) vnni_tile(P, bias, aq, ad, as, Y, ti * TT, g, 8);
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int ti = 0; ti < fours; ti++)
+            for (int g = 0; g < ngrp; g++)
+                vnni_tile(P, bias, aq, ad, as, Y, full * TT + ti * 4, g, 4);
+#pragma omp for collapse(2) schedule(static)
+        for (int t = rest0; t < L; t++)
+            for (int g = 0; g < ngrp; g++) vnni_tile(P, bias, aq, ad, as, Y, t, g, 1);
+    }
 }
 #undef TT
 
@@ -1115,30 +1171,38 @@ static int env_set(const char *name) {
 }
 
 /* Elora: unpack every layer's weights once for the VNNI kernel, or the AVX2 one on a CPU
- * without VNNI or with E5_NO_VNNI set (about 21 MB of weights and 42 of scales for
- * e5-small); upstream's kernel when the shapes don't fit, memory runs out or E5_NO_PACK
+ * without VNNI or with E5_NO_VNNI set (about 21 MB of weights for e5-small, and scales:
+ * 2.6 MB in the VNNI layout, 42 in the AVX2 one); upstream's kernel when the shapes don't fit, memory runs out or E5_NO_PACK
  * is set. */
 static void pack_layers(e5_model *m) {
     m->vnni = 0;
     m->packed = 0;
 #if defined(__AVX2__)
     if (env_set("E5_NO_PACK")) return;
-    if (!pack_ok(m->H, m->H) || !pack_ok(m->FF, m->H) || !pack_ok(m->H, m->FF)) return;
+    int vnni = 0;
+#if E5_VNNI
+    vnni = !env_set("E5_NO_VNNI") && cpu_has_vnni() && pack_vnni_ok(m->H, m->H)
+           && pack_vnni_ok(m->FF, m->H) && pack_vnni_ok(m->H, m->FF);
+#endif
+    int (*pack)(packed_t *, const block_q4_0 *, int, int) = pack_weights;
+#if E5_VNNI
+    if (vnni) pack = pack_weights_vnni;
+#endif
+    if (!vnni && (!pack_ok(m->H, m->H) || !pack_ok(m->FF, m->H) || !pack_ok(m->H, m->FF)))
+        return;
     int rc = 0;
     for (int l = 0; l < m->NL; l++) {
         layer_t *ly = &m->layers[l];
-        rc |= pack_weights(&ly->pqw, ly->qw, m->H, m->H);
-        rc |= pack_weights(&ly->pkw, ly->kw, m->H, m->H);
-        rc |= pack_weights(&ly->pvw, ly->vw, m->H, m->H);
-        rc |= pack_weights(&ly->paow, ly->aow, m->H, m->H);
-        rc |= pack_weights(&ly->pfiw, ly->fiw, m->FF, m->H);
-        rc |= pack_weights(&ly->pfow, ly->fow, m->H, m->FF);
+        rc |= pack(&ly->pqw, ly->qw, m->H, m->H);
+        rc |= pack(&ly->pkw, ly->kw, m->H, m->H);
+        rc |= pack(&ly->pvw, ly->vw, m->H, m->H);
+        rc |= pack(&ly->paow, ly->aow, m->H, m->H);
+        rc |= pack(&ly->pfiw, ly->fiw, m->FF, m->H);
+        rc |= pack(&ly->pfow, ly->fow, m->H, m->FF);
     }
     m->packed = 1;
     if (rc) { unpack_layers(m); return; }   /* out of memory: back to upstream's kernel */
-#if E5_VNNI
-    m->vnni = !env_set("E5_NO_VNNI") && cpu_has_vnni();
-#endif
+    m->vnni = vnni;
 #endif
 }
 

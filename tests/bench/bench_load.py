@@ -3,6 +3,7 @@
     python -m tests.bench.bench_load                          # 10 users x 30 messages
     python -m tests.bench.bench_load --users 5 --messages 40 --history 10000
     python -m tests.bench.bench_load --extractor heuristic    # no LITE extraction call
+    python -m tests.bench.bench_load --reply-chars 800        # answers of a paragraph
     python -m tests.bench.bench_load --configs sqlite:1,postgres:1,postgres:2 --database-url auto
 
 The bot is started as a process (`python -m core.cli.main bot`) on a fresh ELORA_HOME, long
@@ -84,7 +85,17 @@ TEXTS = [
 ]
 
 
-def responder(body: dict[str, Any]) -> str:
+# What a longer answer says after its first sentence (--reply-chars), cut to length.
+ANSWER_BODY = (
+    "D'après ce que tu m'as dit la semaine dernière, le rendez-vous chez le garagiste est "
+    "jeudi à 9 h et Hugo garde les enfants ce soir-là. I would start with the payment bug: "
+    "the retry loop still sends the receipt twice when the bank answers late, and the fix is "
+    "small. Pour le dîner avec Léa, vendredi convient, le restaurant du quai ferme à 22 h. "
+    "Tell me if you want me to draft the message to the team or keep a note of the plan. "
+)
+
+
+def responder(body: dict[str, Any], reply_chars: int = 0) -> str:
     """The instant model: the classifier's verdict, no candidates, or an answer naming its tag."""
     text = last_user_text(body)
     if CLASSIFIER_MARK in text:
@@ -94,7 +105,17 @@ def responder(body: dict[str, Any]) -> str:
     if CONTRADICTION_MARK in text:
         return '{"relation": "none"}'
     tag = TAG.search(text)
-    return f"Réponse à #{tag.group(1)}." if tag else "Noted."
+    return answer_to(tag.group(1), reply_chars) if tag else "Noted."
+
+
+def answer_to(tag: str, reply_chars: int = 0) -> str:
+    """The answer to the message tagged `tag`: a sentence naming it, then about `reply_chars`
+    in all when given (real answers are paragraphs, and each is embedded)."""
+    answer = f"Réponse à #{tag}."
+    if reply_chars > len(answer):
+        body = ANSWER_BODY * (reply_chars // len(ANSWER_BODY) + 1)
+        answer += " " + body[: reply_chars - len(answer) - 1].rsplit(" ", 1)[0]
+    return answer
 
 
 def update(user_id: int, message_id: int, text: str) -> dict[str, Any]:
@@ -223,7 +244,7 @@ def seed_history(home: Path, messages: int, stores: dict[str, str]) -> None:
 
 def check_home(
     home: Path, sent: dict[str, str], replied: dict[str, list[float]], warm_chat: int,
-    database_url: str | None = None,
+    database_url: str | None = None, reply_chars: int = 0,
 ) -> dict:  # fmt: skip
     """Archive exactness, spool backlog and pipeline overhead, read from the stopped bot's home
     (its SQLite file, or the PostgreSQL database it shared)."""
@@ -241,7 +262,7 @@ def check_home(
     finally:
         db.close()
     missing_user = [tag for tag, text in sent.items() if users[text] != 1]
-    missing_reply = [tag for tag in sent if answers[f"Réponse à #{tag}."] != 1]
+    missing_reply = [tag for tag in sent if answers[answer_to(tag, reply_chars)] != 1]
     overhead = []
     for latency, models, _ in traces:
         model_ms = sum(call.get("latency_ms", 0) for call in json.loads(models or "[]"))
@@ -271,7 +292,7 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
     the figures)."""
     stores = stores or {}
     llm = FakeLLMServer().start()
-    llm.responder = responder
+    llm.responder = lambda body: responder(body, args.reply_chars)
     telegram = FakeTelegram(TOKEN).start()
     replies = Replies()
     telegram.on("sendMessage", replies.hook)
@@ -317,7 +338,9 @@ def run(args, stores: dict[str, str] | None = None) -> tuple[int, dict]:
             replied = {k: v for k, v in replies.at.items() if k != "u0m0"}
         latencies = [v[0] - t0 for v in replied.values()]
         last = max(latencies) if latencies else elapsed
-        checks = check_home(home, sent, replied, warm_user, stores.get("ELORA_DATABASE_URL"))
+        checks = check_home(
+            home, sent, replied, warm_user, stores.get("ELORA_DATABASE_URL"), args.reply_chars
+        )
         checks["cpu"] = cpu
         checks["fakes_cpu"] = fakes
     llm.stop()
@@ -392,6 +415,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--extractor", default="auto", choices=["auto", "heuristic", "off"],
         help="learning after each exchange (auto: one more LITE call per message)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reply-chars", type=int, default=0,
+        help="answers about this long (default: a short sentence naming the message)",
     )  # fmt: skip
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for replies")
     parser.add_argument("--keep", action="store_true", help="keep the tmp home")
