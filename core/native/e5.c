@@ -4,10 +4,11 @@
  * this library instead of the bundled one when setup.py could build it. Changes from
  * upstream, all marked "Elora:":
  *   - weights unpacked once at load for an AVX-512 VNNI matmul, chosen at run time when the
- *     CPU has VNNI (16 rows a vector, a block's dot product whole in one lane), or else an
- *     AVX2 matmul on a layout of its own (E5_NO_VNNI=1 forces it;
- *     E5_NO_PACK=1 keeps upstream's kernel, which expands the weights on every call), each
- *     with a vectorized activation quantizer giving upstream's exact int8 values;
+ *     CPU has VNNI, or else an AVX2 matmul (E5_NO_VNNI=1 forces it), both on a layout where
+ *     a block's dot product sits whole in one lane, a lane per output row (8 or 16 rows a
+ *     vector) and several tokens share each weight load (E5_NO_PACK=1 keeps upstream's
+ *     kernel, which expands the weights on every call); each kernel has a vectorized
+ *     activation quantizer giving upstream's exact int8 values;
  *   - GELU with a vectorizable erf;
  *   - attention for 32-wide heads with the query and context held in registers;
  *   - e5_kernel(), which says which matmul is in use;
@@ -210,41 +211,38 @@ static void matmul_q4q8(const block_q4_0 *W, const float *bias,
 }
 #undef RO
 
-/* ---- Elora: weights packed at load for the AVX2 kernel -----------------
- * At load, each weight matrix is unpacked once into int8 nibbles (0..15) laid
- * out group-major: for every group of 8 output rows and every pair of 32-weight
- * blocks, the 8 rows' 64 bytes follow each other, with the matching scales
- * expanded to 16 floats (8 lanes per block). The inner loop then reads one
- * stream with constant offsets, its accumulator seeded with the activation
- * block sums (negated, one per lane) so the -8 nibble offset costs nothing; one
- * multiply and one FMA apply the two scales. Activations use upstream's Q8_0
- * blocks unchanged. (The VNNI kernel has a layout of its own, below.)
- * Needs nin % 64 == 0 and nout % 8 == 0; e5-small (384 / 1536) has both. */
-#define VG 8   /* output rows per group */
+/* ---- Elora: weights packed at load ----------------------------------------
+ * At load, each weight matrix is unpacked once into its int8 nibbles (0..15), laid out for
+ * the kernel in use: for every group of R output rows (8 for AVX2, 16 for VNNI: one row a
+ * 32-bit lane) and every 32-weight block, the block is 8 runs of R * 4 bytes, run k holding
+ * weights 4k..4k+3 of each row. Multiplying a run by the token's 4 activation bytes
+ * (broadcast) adds to each row's own lane, so after 8 runs a block's dot product sits whole
+ * in its row's lane: one conversion, one multiply and one FMA apply the two scales per
+ * block for R rows at once, the lanes are the outputs (no horizontal sum), and the -8
+ * nibble offset is the activation block's sum times -8, added once. Several tokens share
+ * every weight load. Scales: R floats per block. Activations use upstream's Q8_0 blocks
+ * unchanged. Needs nin % 32 == 0 and nout % R == 0; e5-small (384 / 1536) has both. */
 typedef struct { int8_t *w; float *d; int nout, nin; } packed_t;
 
-static int pack_ok(int nout, int nin) { return nin % (2 * QK) == 0 && nout % VG == 0; }
+static int pack_ok(int nout, int nin, int rows) { return nin % QK == 0 && nout % rows == 0; }
 
 /* Returns 0 on success, -1 if memory ran out (nothing is left allocated). */
-static int pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
-    int nb = nin / QK, np = nb / 2;
+static int pack_rows(packed_t *P, const block_q4_0 *W, int nout, int nin, int rows) {
+    int nb = nin / QK;
     P->nout = nout; P->nin = nin;
     P->w = (int8_t *)aligned_alloc(64, (size_t)nout * nin);
-    P->d = (float *)aligned_alloc(64, (size_t)nout * nin / 2 * sizeof(float));
+    P->d = (float *)aligned_alloc(64, (size_t)nout * nb * sizeof(float));
     if (!P->w || !P->d) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; return -1; }
     for (int o = 0; o < nout; o++) {
-        int g = o / VG, r = o % VG;
+        int g = o / rows, r = o % rows;
         for (int b = 0; b < nb; b++) {
             const block_q4_0 *blk = W + (size_t)o * nb + b;
-            size_t slot = ((size_t)g * np + b / 2) * VG + r;
-            int8_t *dst = P->w + slot * 64 + (b & 1) * QK;
-            float *dd = P->d + slot * 16 + (b & 1) * 8;
-            for (int j = 0; j < 16; j++) {
-                dst[j] = (int8_t)(blk->qs[j] & 0x0F);
-                dst[j + 16] = (int8_t)(blk->qs[j] >> 4);
+            int8_t *runs = P->w + ((size_t)g * nb + b) * 8 * rows * 4;
+            for (int j = 0; j < QK; j++) {
+                uint8_t q = j < 16 ? (blk->qs[j] & 0x0F) : (blk->qs[j - 16] >> 4);
+                runs[(j / 4) * rows * 4 + r * 4 + (j % 4)] = (int8_t)q;
             }
-            float scale = fp16_to_fp32(blk->d);
-            for (int j = 0; j < 8; j++) dd[j] = scale;
+            P->d[((size_t)g * nb + b) * rows + r] = fp16_to_fp32(blk->d);
         }
     }
     return 0;
@@ -253,13 +251,7 @@ static int pack_weights(packed_t *P, const block_q4_0 *W, int nout, int nin) {
 static void unpack_free(packed_t *P) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; }
 
 #if defined(__AVX2__)
-/* ---- Elora: AVX2 kernel on the same packed weights -------------------------
- * The VNNI path's layout, read 32 bytes at a time: per block, one maddubs + madd gives 8 int32
- * lanes whose sum is the block's dot product; each lane is seeded with minus the
- * activation block's sum so the lanes together subtract 8 * sum (the nibble offset), and
- * one multiply and one FMA apply the two scales. No weight is expanded per call (upstream's
- * kernel expands every weight on every call, most of a short query's time). */
-#define TT2 16  /* tokens per tile */
+#define AR 8   /* AVX2: output rows per group */
 
 /* Same result as quantize_acts (Q8_0, round to nearest even), 8 floats at a time. */
 static void quantize_acts_256(const float *RESTRICT X, int L, int nin,
@@ -301,52 +293,64 @@ static void quantize_acts_256(const float *RESTRICT X, int L, int nin,
     }
 }
 
-/* The 8 sums of acc[0..7] (8 lanes each), as one vector. */
-static inline __m256 sum8_256(const __m256 *acc) {
-    __m256 a = _mm256_hadd_ps(acc[0], acc[1]), b = _mm256_hadd_ps(acc[2], acc[3]);
-    __m256 c = _mm256_hadd_ps(acc[4], acc[5]), e = _mm256_hadd_ps(acc[6], acc[7]);
-    __m256 ab = _mm256_hadd_ps(a, b), ce = _mm256_hadd_ps(c, e);
-    /* ab = [r0 r1 r2 r3 | r0 r1 r2 r3] halves, ce likewise for r4..r7 */
-    return _mm256_add_ps(_mm256_permute2f128_ps(ab, ce, 0x20), _mm256_permute2f128_ps(ab, ce, 0x31));
+/* Y[t0..t0+NT) for the 8 rows of group g. maddubs multiplies a run by the token's 4 bytes
+ * into 16-bit pair sums (|15 * 128 * 2| = 3,840): the 8 runs of a block add up in 16 bits
+ * (30,720 at most, no saturation) before one madd widens them to the rows' 32-bit lanes. */
+static inline __attribute__((always_inline)) void avx2_tile(
+        const packed_t *P, const float *bias, const int8_t *aq, const float *ad,
+        const int32_t *as, float *Y, int t0, int g, const int NT) {
+    int nin = P->nin, nb = nin / QK, nout = P->nout;
+    const int8_t *wg = P->w + (size_t)g * nb * 8 * AR * 4;
+    const float *dg = P->d + (size_t)g * nb * AR;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4];
+#pragma GCC unroll 4
+    for (int tt = 0; tt < NT; tt++) acc[tt] = _mm256_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        __m256i pairs[4];
+#pragma GCC unroll 4
+        for (int tt = 0; tt < NT; tt++) pairs[tt] = _mm256_setzero_si256();
+        const int8_t *wb = wg + (size_t)b * 8 * AR * 4;
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++) {
+            __m256i w = _mm256_load_si256((const __m256i *)(wb + k * AR * 4));
+#pragma GCC unroll 4
+            for (int tt = 0; tt < NT; tt++) {
+                int32_t a4;
+                memcpy(&a4, aq + (size_t)(t0 + tt) * nin + b * QK + 4 * k, 4);
+                pairs[tt] = _mm256_add_epi16(pairs[tt],
+                                             _mm256_maddubs_epi16(w, _mm256_set1_epi32(a4)));
+            }
+        }
+        __m256 dw = _mm256_load_ps(dg + (size_t)b * AR);
+#pragma GCC unroll 4
+        for (int tt = 0; tt < NT; tt++) {
+            size_t tb = (size_t)(t0 + tt) * nb + b;
+            __m256i dot = _mm256_add_epi32(_mm256_madd_epi16(pairs[tt], ones),
+                                           _mm256_set1_epi32(-8 * as[tb]));
+            __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(ad[tb]));
+            acc[tt] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[tt]);
+        }
+    }
+    __m256 vb = bias ? _mm256_loadu_ps(bias + g * AR) : _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int tt = 0; tt < NT; tt++)
+        _mm256_storeu_ps(Y + (size_t)(t0 + tt) * nout + g * AR, _mm256_add_ps(acc[tt], vb));
 }
 
 static void matmul_avx2(const packed_t *P, const float *bias, const int8_t *aq,
                         const float *ad, const int32_t *as, float *Y, int L) {
-    int nout = P->nout, nin = P->nin, nb = nin / QK, np = nb / 2;
-    int ntile = (L + TT2 - 1) / TT2, ngrp = nout / VG;
-#pragma omp parallel for collapse(2) schedule(static) if (!omp_in_parallel())
-    for (int ti = 0; ti < ntile; ti++)
-        for (int g = 0; g < ngrp; g++) {
-            const __m256i ones = _mm256_set1_epi16(1);
-            int t1 = (ti + 1) * TT2 < L ? (ti + 1) * TT2 : L;
-            const int8_t *wg = P->w + (size_t)g * np * VG * 64;
-            const float *dg = P->d + (size_t)g * np * VG * 16;
-            __m256 vb = bias ? _mm256_loadu_ps(bias + g * VG) : _mm256_setzero_ps();
-            for (int t = ti * TT2; t < t1; t++) {
-                const int8_t *a = aq + (size_t)t * nin;
-                const float *dT = ad + (size_t)t * nb;
-                const int32_t *sT = as + (size_t)t * nb;
-                __m256 acc[VG];
-                for (int r = 0; r < VG; r++) acc[r] = _mm256_setzero_ps();
-                for (int b = 0; b < nb; b++) {
-                    __m256i av = _mm256_loadu_si256((const __m256i *)(a + (size_t)b * QK));
-                    __m256i cv = _mm256_set1_epi32(-sT[b]);
-                    __m256 da = _mm256_set1_ps(dT[b]);
-                    const int8_t *w = wg + (size_t)(b >> 1) * VG * 64 + (b & 1) * QK;
-                    const float *dw = dg + (size_t)(b >> 1) * VG * 16 + (b & 1) * 8;
-                    for (int r = 0; r < VG; r++) {
-                        __m256i wv = _mm256_load_si256((const __m256i *)(w + r * 64));
-                        __m256i dot = _mm256_add_epi32(
-                            _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones), cv);
-                        __m256 sc = _mm256_mul_ps(da, _mm256_load_ps(dw + r * 16));
-                        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), sc, acc[r]);
-                    }
-                }
-                _mm256_storeu_ps(Y + (size_t)t * nout + g * VG, _mm256_add_ps(vb, sum8_256(acc)));
-            }
-        }
+    int ngrp = P->nout / AR, fours = L / 4;
+#pragma omp parallel if (!omp_in_parallel())
+    {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int ti = 0; ti < fours; ti++)
+            for (int g = 0; g < ngrp; g++) avx2_tile(P, bias, aq, ad, as, Y, ti * 4, g, 4);
+#pragma omp for collapse(2) schedule(static)
+        for (int t = fours * 4; t < L; t++)
+            for (int g = 0; g < ngrp; g++) avx2_tile(P, bias, aq, ad, as, Y, t, g, 1);
+    }
 }
-#undef TT2
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -380,50 +384,7 @@ static void quantize_acts_512(const float *RESTRICT X, int L, int nin,
     }
 }
 
-/* The 8 row sums of acc[0..7] (16 lanes each), as one vector. */
-VNNI_TARGET
-static inline __m256 sum8(const __m512 *acc) {
-    __m256 h[VG];
-    for (int r = 0; r < VG; r++)
-        h[r] = _mm256_add_ps(_mm512_castps512_ps256(acc[r]),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[r]), 1)));
-    __m256 a = _mm256_hadd_ps(h[0], h[1]), b = _mm256_hadd_ps(h[2], h[3]);
-    __m256 c = _mm256_hadd_ps(h[4], h[5]), e = _mm256_hadd_ps(h[6], h[7]);
-    __m256 ab = _mm256_hadd_ps(a, b), ce = _mm256_hadd_ps(c, e);
-    /* ab = [r0 r1 r2 r3 | r0 r1 r2 r3] halves, ce likewise for r4..r7 */
-    return _mm256_add_ps(_mm256_permute2f128_ps(ab, ce, 0x20), _mm256_permute2f128_ps(ab, ce, 0x31));
-}
-
-/* Elora: the VNNI kernel's own layout. For every group of VR = 16 output rows and every
- * 32-weight block, the block is 8 runs of 64 bytes: run k holds weights 4k..4k+3 of each of
- * the 16 rows, so one vpdpbusd against the token's 4 activation bytes (broadcast) adds them
- * to each row's own lane. A block's dot product then sits whole in its row's lane after 8
- * vpdpbusd: one conversion, one multiply and one FMA apply the scales per block for 16 rows
- * at once (instead of for 2 blocks of one row), and the 16 lanes are the 16 outputs (no
- * horizontal sum). Up to 8 tokens share every weight load. Scales: 16 floats per block. */
-#define VR 16
-static int pack_vnni_ok(int nout, int nin) { return nin % QK == 0 && nout % VR == 0; }
-
-static int pack_weights_vnni(packed_t *P, const block_q4_0 *W, int nout, int nin) {
-    int nb = nin / QK;
-    P->nout = nout; P->nin = nin;
-    P->w = (int8_t *)aligned_alloc(64, (size_t)nout * nin);
-    P->d = (float *)aligned_alloc(64, (size_t)nout * nb * sizeof(float));
-    if (!P->w || !P->d) { free(P->w); free(P->d); P->w = NULL; P->d = NULL; return -1; }
-    for (int o = 0; o < nout; o++) {
-        int g = o / VR, r = o % VR;
-        for (int b = 0; b < nb; b++) {
-            const block_q4_0 *blk = W + (size_t)o * nb + b;
-            int8_t *runs = P->w + ((size_t)g * nb + b) * 8 * 64;
-            for (int j = 0; j < QK; j++) {
-                uint8_t q = j < 16 ? (blk->qs[j] & 0x0F) : (blk->qs[j - 16] >> 4);
-                runs[(j / 4) * 64 + r * 4 + (j % 4)] = (int8_t)q;
-            }
-            P->d[((size_t)g * nb + b) * VR + r] = fp16_to_fp32(blk->d);
-        }
-    }
-    return 0;
-}
+#define VR 16  /* VNNI: output rows per group */
 
 /* Y[t0..t0+NT) for the 16 rows of group g. */
 VNNI_TARGET
@@ -1171,34 +1132,30 @@ static int env_set(const char *name) {
 }
 
 /* Elora: unpack every layer's weights once for the VNNI kernel, or the AVX2 one on a CPU
- * without VNNI or with E5_NO_VNNI set (about 21 MB of weights for e5-small, and scales:
- * 2.6 MB in the VNNI layout, 42 in the AVX2 one); upstream's kernel when the shapes don't fit, memory runs out or E5_NO_PACK
+ * without VNNI or with E5_NO_VNNI set (about 21 MB of weights and 2.6 of scales for
+ * e5-small); upstream's kernel when the shapes don't fit, memory runs out or E5_NO_PACK
  * is set. */
 static void pack_layers(e5_model *m) {
     m->vnni = 0;
     m->packed = 0;
 #if defined(__AVX2__)
     if (env_set("E5_NO_PACK")) return;
-    int vnni = 0;
+    int vnni = 0, rows = AR;
 #if E5_VNNI
-    vnni = !env_set("E5_NO_VNNI") && cpu_has_vnni() && pack_vnni_ok(m->H, m->H)
-           && pack_vnni_ok(m->FF, m->H) && pack_vnni_ok(m->H, m->FF);
+    vnni = !env_set("E5_NO_VNNI") && cpu_has_vnni();
+    if (vnni) rows = VR;
 #endif
-    int (*pack)(packed_t *, const block_q4_0 *, int, int) = pack_weights;
-#if E5_VNNI
-    if (vnni) pack = pack_weights_vnni;
-#endif
-    if (!vnni && (!pack_ok(m->H, m->H) || !pack_ok(m->FF, m->H) || !pack_ok(m->H, m->FF)))
+    if (!pack_ok(m->H, m->H, rows) || !pack_ok(m->FF, m->H, rows) || !pack_ok(m->H, m->FF, rows))
         return;
     int rc = 0;
     for (int l = 0; l < m->NL; l++) {
         layer_t *ly = &m->layers[l];
-        rc |= pack(&ly->pqw, ly->qw, m->H, m->H);
-        rc |= pack(&ly->pkw, ly->kw, m->H, m->H);
-        rc |= pack(&ly->pvw, ly->vw, m->H, m->H);
-        rc |= pack(&ly->paow, ly->aow, m->H, m->H);
-        rc |= pack(&ly->pfiw, ly->fiw, m->FF, m->H);
-        rc |= pack(&ly->pfow, ly->fow, m->H, m->FF);
+        rc |= pack_rows(&ly->pqw, ly->qw, m->H, m->H, rows);
+        rc |= pack_rows(&ly->pkw, ly->kw, m->H, m->H, rows);
+        rc |= pack_rows(&ly->pvw, ly->vw, m->H, m->H, rows);
+        rc |= pack_rows(&ly->paow, ly->aow, m->H, m->H, rows);
+        rc |= pack_rows(&ly->pfiw, ly->fiw, m->FF, m->H, rows);
+        rc |= pack_rows(&ly->pfow, ly->fow, m->H, m->FF, rows);
     }
     m->packed = 1;
     if (rc) { unpack_layers(m); return; }   /* out of memory: back to upstream's kernel */
