@@ -716,6 +716,76 @@ static void attend32(const float *RESTRICT qh, const float *RESTRICT k, const fl
     for (int e = 0; e < 32; e++) ch[e] = acc[e] * inv;
 }
 
+#if defined(__AVX2__)
+/* Elora: the attention of NQ consecutive queries of one segment for a 32-wide head, 8 keys
+ * at a time. The keys are read transposed (kT: the head's 32 columns, each T floats long), so
+ * a query's scores for 8 keys are 32 FMAs with no horizontal sum, and the NQ queries share
+ * every key and value load. q and ctx point at the first query's head columns (rows H
+ * apart); prob holds NQ rows of MAXP scores. */
+static inline __attribute__((always_inline)) void attend32_keys8(
+        const float *RESTRICT q, const float *RESTRICT kT, int T, const float *RESTRICT v,
+        int H, int s0, int s1, float scale, float *RESTRICT prob, int stride,
+        float *RESTRICT ctx, const int NQ) {
+    int n = s1 - s0, s = 0;
+    float sum[4];
+    for (; s + 8 <= n; s += 8) {
+        __m256 acc[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < NQ; j++) acc[j] = _mm256_setzero_ps();
+#pragma GCC unroll 8
+        for (int e = 0; e < 32; e++) {
+            __m256 kv = _mm256_loadu_ps(kT + (size_t)e * T + s0 + s);
+#pragma GCC unroll 4
+            for (int j = 0; j < NQ; j++)
+                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(q[(size_t)j * H + e]), kv, acc[j]);
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < NQ; j++)
+            _mm256_storeu_ps(prob + (size_t)j * stride + s, _mm256_mul_ps(acc[j], _mm256_set1_ps(scale)));
+    }
+    for (; s < n; s++)
+        for (int j = 0; j < NQ; j++) {
+            float d = 0.f;
+            for (int e = 0; e < 32; e++) d += q[(size_t)j * H + e] * kT[(size_t)e * T + s0 + s];
+            prob[(size_t)j * stride + s] = d * scale;
+        }
+    for (int j = 0; j < NQ; j++) {
+        float *pj = prob + (size_t)j * stride, mx = -1e30f, total = 0.f;
+        for (int i = 0; i < n; i++) mx = pj[i] > mx ? pj[i] : mx;
+        for (int i = 0; i < n; i++) { float ex = expf(pj[i] - mx); pj[i] = ex; total += ex; }
+        sum[j] = total;
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {              /* the context, 8 of its 32 columns at a time */
+        __m256 acc[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < NQ; j++) acc[j] = _mm256_setzero_ps();
+        for (int i = 0; i < n; i++) {
+            __m256 vv = _mm256_loadu_ps(v + (size_t)(s0 + i) * H + 8 * c);
+#pragma GCC unroll 4
+            for (int j = 0; j < NQ; j++)
+                acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(prob[(size_t)j * stride + i]), vv, acc[j]);
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < NQ; j++)
+            _mm256_storeu_ps(ctx + (size_t)j * H + 8 * c,
+                             _mm256_mul_ps(acc[j], _mm256_set1_ps(1.f / sum[j])));
+    }
+}
+
+/* Up to 4 consecutive queries of one segment (see attend32_keys8). */
+static void attend32_group(const float *q, int nq, const float *kT, int T, const float *v,
+                           int H, int s0, int s1, float scale, float *prob, int stride,
+                           float *ctx) {
+    switch (nq) {
+    case 4: attend32_keys8(q, kT, T, v, H, s0, s1, scale, prob, stride, ctx, 4); break;
+    case 3: attend32_keys8(q, kT, T, v, H, s0, s1, scale, prob, stride, ctx, 3); break;
+    case 2: attend32_keys8(q, kT, T, v, H, s0, s1, scale, prob, stride, ctx, 2); break;
+    default: attend32_keys8(q, kT, T, v, H, s0, s1, scale, prob, stride, ctx, 1); break;
+    }
+}
+#endif
+
 /* Elora: the layer matmuls go through the VNNI kernel when the weights were packed at load. */
 static void quantize(const e5_model *m, const float *X, int L, int nin,
                      int8_t *q, float *d, int32_t *s) {
@@ -768,6 +838,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
     float *ao  = (float *)malloc(TH * sizeof(float));
     float *mid = (float *)malloc((size_t)T * FF * sizeof(float));
     float *fo  = (float *)malloc(TH * sizeof(float));
+    float *kT  = (float *)malloc(TH * sizeof(float));   /* Elora: k transposed, per head */
     int nbmax = FF / QK;
     int8_t  *aq = (int8_t *)malloc((size_t)T * FF);
     float   *ad = (float *)malloc((size_t)T * nbmax * sizeof(float));
@@ -793,6 +864,32 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         MAT(kw, ly->kb, k, H, H);
         MAT(vw, ly->vb, v, H, H);
         /* scaled dot-product attention, restricted to each text's own tokens */
+#if defined(__AVX2__)
+        if (hd == 32) {   /* Elora: keys transposed, 4 queries at a time (attend32_keys8) */
+#pragma omp parallel for schedule(static)
+            for (int c = 0; c < H; c++)
+                for (int t = 0; t < T; t++) kT[(size_t)c * T + t] = k[(size_t)t * H + c];
+#pragma omp parallel
+            {
+                float *prob = (float *)malloc(sizeof(float) * 4 * (size_t)m->MAXP);
+#pragma omp for collapse(2) schedule(static)
+                for (int g = 0; g < (T + 3) / 4; g++)
+                    for (int h = 0; h < NH; h++) {
+                        int t = 4 * g, end = t + 4 < T ? t + 4 : T;
+                        while (t < end) {   /* the queries of one segment go together */
+                            int nq = 1;
+                            while (t + nq < end && sstart[t + nq] == sstart[t]) nq++;
+                            attend32_group(q + (size_t)t * H + h * hd, nq, kT + (size_t)h * hd * T,
+                                           T, v + h * hd, H, sstart[t], send[t], scale, prob,
+                                           m->MAXP, ctx + (size_t)t * H + h * hd);
+                            t += nq;
+                        }
+                    }
+                free(prob);
+            }
+            goto attended;
+        }
+#endif
 #pragma omp parallel
         {
             float *prob = (float *)malloc(sizeof(float) * (size_t)m->MAXP);
@@ -825,6 +922,9 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                 }
             free(prob);
         }
+#if defined(__AVX2__)
+    attended:
+#endif
         QUANT(ctx, H); MAT(aow, ly->aob, ao, H, H);
         add_layernorm(x, ao, ly->aln_w, ly->aln_b, T, H, m->eps);   /* x = LN(x+attn) */
 
@@ -854,7 +954,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         }
     }
 
-    free(x); free(q); free(k); free(v); free(ctx); free(ao); free(mid); free(fo);
+    free(x); free(q); free(k); free(v); free(ctx); free(ao); free(mid); free(fo); free(kT);
     free(aq); free(ad); free(as);
     return 0;
 #undef QUANT
