@@ -3,7 +3,7 @@
 The whole-engine tests (test_native_engine.py) compare vectors after 12 layers, where float
 rounding already moves them a little; here the building blocks are compared one by one: the
 vectorized activation quantizer must give upstream's int8 values, scales and sums exactly, and
-the AVX2 matmul on packed weights upstream's products to float rounding. A small C program that
+the AVX2 and VNNI matmuls on packed weights upstream's products to float rounding. A small C program that
 includes e5.c is compiled with the flags setup.py uses.
 """
 
@@ -47,24 +47,33 @@ int main(void) {
     float *bias = malloc(sizeof(float) * nout);
     for (int o = 0; o < nout; o++) bias[o] = frand();
     float *Y1 = malloc(sizeof(float) * L * nout), *Y2 = malloc(sizeof(float) * L * nout);
-    packed_t P;
-    if (pack_weights(&P, W, nout, nin)) return 2;
+    float *Y3 = malloc(sizeof(float) * L * nout);
+    packed_t P, V;
+    if (pack_rows(&P, W, nout, nin, AR)) return 2;
     matmul_q4q8(W, bias, q1, d1, s1, Y1, L, nout, nin);
     matmul_avx2(&P, bias, q1, d1, s1, Y2, L);
-    double worst = 0, scale = 0;
+    int vnni = E5_VNNI && cpu_has_vnni();   /* L = 21: tiles of 8 and 4 tokens, and one alone */
+#if E5_VNNI
+    if (vnni) {
+        if (pack_rows(&V, W, nout, nin, VR)) return 2;
+        matmul_vnni(&V, bias, q1, d1, s1, Y3, L);
+    }
+#endif
+    double worst = 0, worst_vnni = 0, scale = 0;
     for (int i = 0; i < L * nout; i++) {
         double e = fabs((double)Y1[i] - Y2[i]);
         if (e > worst) worst = e;
+        if (vnni && fabs((double)Y1[i] - Y3[i]) > worst_vnni) worst_vnni = fabs((double)Y1[i] - Y3[i]);
         if (fabs(Y1[i]) > scale) scale = fabs(Y1[i]);
     }
-    printf("%d %g %g\n", same, worst, scale);
+    printf("%d %g %g %d %g\n", same, worst, scale, vnni, worst_vnni);
     return 0;
 }
 """
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory) -> tuple[bool, float, float]:
+def measured(tmp_path_factory) -> tuple[bool, float, float, bool, float]:
     if CC is None or not AVX2:
         pytest.skip("no C compiler or no AVX2 here: the AVX2 kernels are not built")
     folder = tmp_path_factory.mktemp("kernels")
@@ -75,18 +84,27 @@ def measured(tmp_path_factory) -> tuple[bool, float, float]:
         capture_output=True,
     )
     done = subprocess.run([str(folder / "harness")], check=True, capture_output=True, text=True)
-    same, worst, scale = done.stdout.split()
-    return same == "1", float(worst), float(scale)
+    same, worst, scale, vnni, worst_vnni = done.stdout.split()
+    return same == "1", float(worst), float(scale), vnni == "1", float(worst_vnni)
 
 
 def test_the_vectorized_quantizer_gives_upstreams_int8_values_exactly(measured):
-    same, _, _ = measured
+    same = measured[0]
 
     assert same
 
 
 def test_the_avx2_matmul_on_packed_weights_gives_upstreams_products(measured):
-    _, worst, scale = measured
+    _, worst, scale, _, _ = measured
 
     assert scale > 1.0  # the products are not all zero
+    assert worst <= 1e-4 * scale
+
+
+def test_the_vnni_matmul_on_its_packed_weights_gives_upstreams_products(measured):
+    _, _, scale, vnni, worst = measured
+    if not vnni:
+        pytest.skip("this CPU has no AVX-512 VNNI: the VNNI kernel cannot run here")
+
+    assert scale > 1.0
     assert worst <= 1e-4 * scale
