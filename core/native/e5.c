@@ -392,7 +392,7 @@ static inline __attribute__((always_inline)) void vnni_tile(
         const packed_t *P, const float *bias, const int8_t *aq, const float *ad,
         const int32_t *as, float *Y, int t0, int g, const int NT) {
     int nin = P->nin, nb = nin / QK, nout = P->nout;
-    const int8_t *wg = P->w + (size_t)g * nb * 8 * 64;
+    const int8_t *wg = P->w + (size_t)g * nb * 8 * VR * 4;
     const float *dg = P->d + (size_t)g * nb * VR;
     __m512 acc[8];
 #pragma GCC unroll 8
@@ -403,10 +403,10 @@ static inline __attribute__((always_inline)) void vnni_tile(
 #pragma GCC unroll 8
         for (int tt = 0; tt < NT; tt++)
             dot[tt] = _mm512_set1_epi32(-8 * as[(size_t)(t0 + tt) * nb + b]);
-        const int8_t *wb = wg + (size_t)b * 8 * 64;
+        const int8_t *wb = wg + (size_t)b * 8 * VR * 4;
 #pragma GCC unroll 8
         for (int k = 0; k < 8; k++) {
-            __m512i w = _mm512_load_si512((const void *)(wb + k * 64));
+            __m512i w = _mm512_load_si512((const void *)(wb + k * VR * 4));
 #pragma GCC unroll 8
             for (int tt = 0; tt < NT; tt++) {
                 int32_t a4;
