@@ -784,6 +784,34 @@ static void attend32_group(const float *q, int nq, const float *kT, int T, const
     default: attend32_keys8(q, kT, T, v, H, s0, s1, scale, prob, stride, ctx, 1); break;
     }
 }
+
+/* Every query's attention for 32-wide heads: k transposed into kT (per head, its 32 columns
+ * T floats long), then up to 4 consecutive queries of one segment at a time. */
+static void attend32_transposed(const float *q, const float *k, const float *v, float *kT,
+                                float *ctx, int T, int H, int NH, const int *sstart,
+                                const int *send, float scale, int maxp) {
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < H; c++)
+        for (int t = 0; t < T; t++) kT[(size_t)c * T + t] = k[(size_t)t * H + c];
+#pragma omp parallel
+    {
+        float *prob = (float *)malloc(sizeof(float) * 4 * (size_t)maxp);
+#pragma omp for collapse(2) schedule(static)
+        for (int g = 0; g < (T + 3) / 4; g++)
+            for (int h = 0; h < NH; h++) {
+                int t = 4 * g, end = t + 4 < T ? t + 4 : T;
+                while (t < end) {   /* the queries of one segment go together */
+                    int nq = 1;
+                    while (t + nq < end && sstart[t + nq] == sstart[t]) nq++;
+                    attend32_group(q + (size_t)t * H + h * 32, nq, kT + (size_t)h * 32 * T, T,
+                                   v + h * 32, H, sstart[t], send[t], scale, prob, maxp,
+                                   ctx + (size_t)t * H + h * 32);
+                    t += nq;
+                }
+            }
+        free(prob);
+    }
+}
 #endif
 
 /* Elora: the layer matmuls go through the VNNI kernel when the weights were packed at load. */
@@ -865,31 +893,11 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         MAT(vw, ly->vb, v, H, H);
         /* scaled dot-product attention, restricted to each text's own tokens */
 #if defined(__AVX2__)
-        if (hd == 32) {   /* Elora: keys transposed, 4 queries at a time (attend32_keys8) */
-#pragma omp parallel for schedule(static)
-            for (int c = 0; c < H; c++)
-                for (int t = 0; t < T; t++) kT[(size_t)c * T + t] = k[(size_t)t * H + c];
-#pragma omp parallel
-            {
-                float *prob = (float *)malloc(sizeof(float) * 4 * (size_t)m->MAXP);
-#pragma omp for collapse(2) schedule(static)
-                for (int g = 0; g < (T + 3) / 4; g++)
-                    for (int h = 0; h < NH; h++) {
-                        int t = 4 * g, end = t + 4 < T ? t + 4 : T;
-                        while (t < end) {   /* the queries of one segment go together */
-                            int nq = 1;
-                            while (t + nq < end && sstart[t + nq] == sstart[t]) nq++;
-                            attend32_group(q + (size_t)t * H + h * hd, nq, kT + (size_t)h * hd * T,
-                                           T, v + h * hd, H, sstart[t], send[t], scale, prob,
-                                           m->MAXP, ctx + (size_t)t * H + h * hd);
-                            t += nq;
-                        }
-                    }
-                free(prob);
-            }
-            goto attended;
-        }
+        if (hd == 32)   /* Elora: keys transposed, 4 queries at a time (attend32_keys8) */
+            attend32_transposed(q, k, v, kT, ctx, T, H, NH, sstart, send, scale, m->MAXP);
+        else
 #endif
+        {
 #pragma omp parallel
         {
             float *prob = (float *)malloc(sizeof(float) * (size_t)m->MAXP);
@@ -922,9 +930,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
                 }
             free(prob);
         }
-#if defined(__AVX2__)
-    attended:
-#endif
+        }
         QUANT(ctx, H); MAT(aow, ly->aob, ao, H, H);
         add_layernorm(x, ao, ly->aln_w, ly->aln_b, T, H, m->eps);   /* x = LN(x+attn) */
 
